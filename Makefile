@@ -1,0 +1,46 @@
+# The single entry point: CI calls these same targets.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install demo test test-all doctest examples bench lint format ci clean
+
+# Create .venv when it is missing and install the package with its extras.
+# Re-runs when the dependency files change.
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,viz,dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/shape_journey.py
+
+# The README's test command: unit tests, docstring examples, examples.
+test: $(STAMP)
+	$(PY) -m pytest tests tf_input --doctest-modules -m "not slow"
+
+test-all: $(STAMP)
+	$(PY) -m pytest tests tf_input --doctest-modules
+
+examples: $(STAMP)
+	for f in examples/*.py; do $(PY) $$f || exit 1; done
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_layers.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+ci: lint test examples
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

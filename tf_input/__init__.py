@@ -1,0 +1,40 @@
+"""tf_input: the input side of a Transformer for TensorFlow and Keras 3.
+
+Raw text -> tokens -> ids -> batches -> token embeddings -> position
+information -> the tensor the first attention block reads.
+"""
+
+import os
+
+# tf_input is built on TensorFlow ops (tf.data, tf.strings); Keras must use
+# the TensorFlow backend. Respect an explicit choice, and fail clearly below.
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import keras  # noqa: E402
+
+if keras.backend.backend() != "tensorflow":
+    raise ImportError(
+        "tf_input needs Keras with the TensorFlow backend. "
+        f"Received: KERAS_BACKEND={keras.backend.backend()!r}. "
+        "Set KERAS_BACKEND=tensorflow before importing keras."
+    )
+
+from tf_input.layers import LearnedPE  # noqa: E402
+from tf_input.layers import LearnedPositionEmbedding  # noqa: E402
+from tf_input.layers import RotaryEmbedding  # noqa: E402
+from tf_input.layers import SinusoidalPE  # noqa: E402
+from tf_input.layers import SinusoidalPositionEmbedding  # noqa: E402
+from tf_input.layers import TokenEmbedding  # noqa: E402
+from tf_input.layers import sinusoidal_encoding  # noqa: E402
+from tf_input.version import __version__  # noqa: E402
+
+__all__ = [
+    "LearnedPE",
+    "LearnedPositionEmbedding",
+    "RotaryEmbedding",
+    "SinusoidalPE",
+    "SinusoidalPositionEmbedding",
+    "TokenEmbedding",
+    "__version__",
+    "sinusoidal_encoding",
+]
