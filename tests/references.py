@@ -32,7 +32,11 @@ def rope_frequencies(dim, base=10000.0, scaling=None, length=None):
     al. 2023) and Meta's Llama 3.1 `apply_scaling`, one dimension at a time.
     """
     w = [base ** (-2 * i / dim) for i in range(dim // 2)]
-    kind = None if scaling is None else scaling.get("rope_type", scaling.get("type"))
+    kind = (
+        None
+        if scaling is None
+        else scaling.get("rope_type", scaling.get("type"))
+    )
     if kind is None:
         return np.array(w), 1.0
     factor = scaling["factor"]
@@ -44,7 +48,9 @@ def rope_frequencies(dim, base=10000.0, scaling=None, length=None):
         new_base = base * (factor * length / original - (factor - 1)) ** (
             dim / (dim - 2)
         )
-        return np.array([new_base ** (-2 * i / dim) for i in range(dim // 2)]), 1.0
+        return np.array(
+            [new_base ** (-2 * i / dim) for i in range(dim // 2)]
+        ), 1.0
     if kind == "llama3":
         low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
         original = scaling["original_max_position_embeddings"]
@@ -65,8 +71,10 @@ def rope_frequencies(dim, base=10000.0, scaling=None, length=None):
         beta_slow = scaling.get("beta_slow", 1)
 
         def dim_for(rotations):  # YaRN eq. (the "correction dim")
-            return dim * math.log(original / (rotations * 2 * math.pi)) / (
-                2 * math.log(base)
+            return (
+                dim
+                * math.log(original / (rotations * 2 * math.pi))
+                / (2 * math.log(base))
             )
 
         lo, hi = dim_for(beta_fast), dim_for(beta_slow)
@@ -95,7 +103,9 @@ def rope_frequencies(dim, base=10000.0, scaling=None, length=None):
     raise ValueError(kind)
 
 
-def rope(x, positions, frequencies, attention=1.0, layout="half", rotary_dim=None):
+def rope(
+    x, positions, frequencies, attention=1.0, layout="half", rotary_dim=None
+):
     """Rotates x [..., S, (H,) D] feature pair by pair, in float64.
 
     `x` has the sequence on axis 1 and features last; `positions` is [S] or

@@ -70,7 +70,9 @@ def run_layer_test(
 
     # A traced function serves two sequence lengths.
     spec = tf.TensorSpec((None, None) + input_data.shape[2:], input_dtype)
-    traced = tf.function(lambda x: layer(x, **call_kwargs), input_signature=[spec])
+    traced = tf.function(
+        lambda x: layer(x, **call_kwargs), input_signature=[spec]
+    )
     np.testing.assert_allclose(traced(input_data), eager, rtol=1e-6, atol=1e-6)
     shorter = input_data[:, : max(1, input_data.shape[1] - 1)]
     assert traced(shorter).shape[1] == shorter.shape[1]
@@ -90,10 +92,14 @@ def run_layer_test(
     # One XLA-compiled fit step; trainable weights move.
     x = keras.layers.Dense(1)(model.outputs[0])
     trainer = keras.Model(inputs, x)
-    trainer.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", jit_compile=True)
+    trainer.compile(
+        optimizer=keras.optimizers.SGD(0.1), loss="mse", jit_compile=True
+    )
     before = [w.numpy().copy() for w in trainer.layers[1].trainable_weights]
     targets = np.ones(trainer.compute_output_shape(input_data.shape), "float32")
-    trainer.fit(input_data, targets, epochs=1, batch_size=len(input_data), verbose=0)
+    trainer.fit(
+        input_data, targets, epochs=1, batch_size=len(input_data), verbose=0
+    )
     after = [w.numpy() for w in trainer.layers[1].trainable_weights]
     for old, new in zip(before, after):
         assert not np.array_equal(old, new)

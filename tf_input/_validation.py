@@ -74,7 +74,9 @@ def check_one_of(name: str, value, allowed: tuple) -> str:
 
 def check_integer_tensor(layer_name: str, arg_name: str, tensor):
     """Rejects float, bool and string ids instead of truncating them."""
-    dtype = tf.as_dtype(getattr(tensor, "dtype", None) or np.asarray(tensor).dtype)
+    dtype = tf.as_dtype(
+        getattr(tensor, "dtype", None) or np.asarray(tensor).dtype
+    )
     if not dtype.is_integer:
         raise TypeError(
             f"{layer_name} expects integer `{arg_name}`, e.g. int32. "
@@ -123,7 +125,13 @@ def checked_indices(indices, limit, message: str, details=(), what="index"):
                 f"largest: {int(bad_max)}{extra}."
             )
         return indices, valid
-    data = [message, f"Smallest offending {what}:", bad_min, "largest:", bad_max]
+    data = [
+        message,
+        f"Smallest offending {what}:",
+        bad_min,
+        "largest:",
+        bad_max,
+    ]
     for label, value in details:
         data += [f"{label}:", value]
     check = tf.debugging.Assert(all_valid, data, summarize=1)

@@ -42,7 +42,9 @@ def test_float32_is_accurate_far_out():
     # position 10^6 (naive float32 angles are off by ~3e-2 there).
     positions = np.arange(1_000_000, 1_000_064)
     got = sinusoidal_encoding(tf.constant(positions), 64).numpy()
-    np.testing.assert_allclose(got, references.sinusoid(positions, 64), atol=1e-6)
+    np.testing.assert_allclose(
+        got, references.sinusoid(positions, 64), atol=1e-6
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,7 +61,9 @@ def test_mixed_precision_values_at_long_positions(policy):
     assert error < 1e-2, error
     # And over a whole long sequence, as in training.
     long = layer(np.zeros((1, 4096, 64), "float32")).numpy().astype("float64")
-    assert np.abs(long[0] - references.sinusoid(np.arange(4096), 64)).max() < 1e-2
+    assert (
+        np.abs(long[0] - references.sinusoid(np.arange(4096), 64)).max() < 1e-2
+    )
 
 
 def test_explicit_positions_and_start_index():
@@ -72,7 +76,9 @@ def test_explicit_positions_and_start_index():
     want = references.sinusoid(np.array([13, 12, 11, 10]), 8)
     np.testing.assert_allclose(got[1], want, atol=2e-6)
     got = layer(x, start_index=tf.constant(7)).numpy()
-    np.testing.assert_allclose(got[0], references.sinusoid(np.arange(7, 11), 8), atol=2e-6)
+    np.testing.assert_allclose(
+        got[0], references.sinusoid(np.arange(7, 11), 8), atol=2e-6
+    )
 
 
 def test_whole_sequence_equals_token_by_token():
@@ -86,10 +92,14 @@ def test_whole_sequence_equals_token_by_token():
 def test_extra_leading_axes():
     x = np.zeros((2, 3, 5, 8), "float32")
     got = SinusoidalPE()(x).numpy()
-    np.testing.assert_allclose(got[1, 2], references.sinusoid(np.arange(5), 8), atol=2e-6)
+    np.testing.assert_allclose(
+        got[1, 2], references.sinusoid(np.arange(5), 8), atol=2e-6
+    )
     packed = np.tile(np.arange(5), (2, 1))
     got = SinusoidalPE()(x, positions=packed).numpy()
-    np.testing.assert_allclose(got[1, 2], references.sinusoid(np.arange(5), 8), atol=2e-6)
+    np.testing.assert_allclose(
+        got[1, 2], references.sinusoid(np.arange(5), 8), atol=2e-6
+    )
 
 
 def test_any_length_without_table():
@@ -104,19 +114,27 @@ def test_mask_passes_through():
     ids = np.array([[3, 4, 0]])
     layer = SinusoidalPE()
     embedded = TokenEmbedding(10, 8)(ids)
-    np.testing.assert_array_equal(layer.compute_mask(embedded, ids != 0), ids != 0)
+    np.testing.assert_array_equal(
+        layer.compute_mask(embedded, ids != 0), ids != 0
+    )
 
 
 def test_encoding_alone():
     pe = sinusoidal_encoding(50, 16, layout="concat").numpy()
-    np.testing.assert_allclose(pe, references.sinusoid(np.arange(50), 16, layout="concat"), atol=2e-6)
+    np.testing.assert_allclose(
+        pe, references.sinusoid(np.arange(50), 16, layout="concat"), atol=2e-6
+    )
 
 
 @pytest.mark.parametrize("shape", [(2, 5, 7), (2, 5, None), (5,)])
 def test_odd_or_unknown_feature_size_is_a_build_error(shape):
-    with pytest.raises(ValueError, match="even, static feature_dim.*Received: input_shape"):
+    with pytest.raises(
+        ValueError, match="even, static feature_dim.*Received: input_shape"
+    ):
         SinusoidalPE().build(shape)
-    with pytest.raises(ValueError, match="even feature dimension.*embedding_dim=7"):
+    with pytest.raises(
+        ValueError, match="even feature dimension.*embedding_dim=7"
+    ):
         sinusoidal_encoding(4, 7)
 
 
@@ -125,7 +143,10 @@ def test_odd_or_unknown_feature_size_is_a_build_error(shape):
     [
         ({"max_wavelength": 0.5}, "max_wavelength=0.5"),
         ({"max_wavelength": "big"}, "max_wavelength='big'"),
-        ({"layout": "pairs"}, r"one of \('interleaved', 'concat'\).*layout='pairs'"),
+        (
+            {"layout": "pairs"},
+            r"one of \('interleaved', 'concat'\).*layout='pairs'",
+        ),
     ],
 )
 def test_bad_arguments(kwargs, match):

@@ -60,13 +60,17 @@ def test_attend_is_tied_projection():
     want = x.astype("float64") @ layer.embeddings.numpy().astype("float64").T
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert got.shape == (2, 3, 10)
-    with pytest.raises(ValueError, match="embedding_dim=4.*shape \\(2, 3, 5\\)"):
+    with pytest.raises(
+        ValueError, match="embedding_dim=4.*shape \\(2, 3, 5\\)"
+    ):
         layer.attend(np.zeros((2, 3, 5), "float32"))
 
 
 BAD_IDS = np.array([[1, 10, -3]], "int32")
 # Eager: "... id: -3, largest: 10."; graph: "... id:] [-3] [largest:] [10]".
-MESSAGE = r"outside \[0, vocabulary_size=10\).*offending id:\W+-3\W+largest:\W+10"
+MESSAGE = (
+    r"outside \[0, vocabulary_size=10\).*offending id:\W+-3\W+largest:\W+10"
+)
 
 
 def test_out_of_range_ids_raise_in_eager():
@@ -92,7 +96,9 @@ def test_out_of_range_ids_under_xla_are_nan_not_clamped():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bool"])
 def test_float_ids_are_a_type_error(dtype):
-    with pytest.raises(TypeError, match=f"integer `token_ids`.*dtype {dtype[:4]}"):
+    with pytest.raises(
+        TypeError, match=f"integer `token_ids`.*dtype {dtype[:4]}"
+    ):
         TokenEmbedding(10, 4)(IDS.astype(dtype))
 
 
@@ -110,8 +116,14 @@ def test_int64_and_uint8_ids_work():
         ({"vocabulary_size": True, "embedding_dim": 4}, "of type bool"),
         ({"vocabulary_size": 10, "embedding_dim": -1}, "embedding_dim=-1"),
         ({"vocabulary_size": 10, "embedding_dim": 4, "scale": 1}, "scale=1"),
-        ({"vocabulary_size": 10, "embedding_dim": 4, "padding_id": 10}, "padding_id=10"),
-        ({"vocabulary_size": 10, "embedding_dim": 4, "padding_id": -1}, "padding_id=-1"),
+        (
+            {"vocabulary_size": 10, "embedding_dim": 4, "padding_id": 10},
+            "padding_id=10",
+        ),
+        (
+            {"vocabulary_size": 10, "embedding_dim": 4, "padding_id": -1},
+            "padding_id=-1",
+        ),
     ],
 )
 def test_bad_arguments(kwargs, match):

@@ -24,8 +24,10 @@ class LearnedPE(keras.layers.Layer):
     Positions come from `start_index + arange(seq_len)`, or from an explicit
     `positions` tensor (packed rows). They are looked up with a gather, so a
     new `start_index` value is a new input, not a new XLA program: decoding
-    step by step compiles once. The mask passes through. The table is float32;
-    the rows are cast to `compute_dtype` after the lookup.
+    step by step compiles once. With explicit `positions` a row may be longer
+    than the table, as long as every position is below `max_length` (packed
+    rows whose positions restart per segment). The mask passes through. The
+    table is float32; the rows are cast to `compute_dtype` after the lookup.
 
     Args:
         max_length: int. Number of positions the table holds.
@@ -68,7 +70,8 @@ class LearnedPE(keras.layers.Layer):
         if len(input_shape) < 2 or feature_dim is None:
             raise ValueError(
                 "LearnedPE needs inputs (..., seq_len, feature_dim) with a "
-                f"static feature_dim. Received: input_shape={tuple(input_shape)}."
+                "static feature_dim. "
+                f"Received: input_shape={tuple(input_shape)}."
             )
         self.position_embeddings = self.add_weight(
             name="position_embeddings",

@@ -207,7 +207,9 @@ def _yarn(frequencies, dim, base, scaling):
     low, high = max(low, 0), min(high, dim - 1)
     if low == high:
         high += 0.001  # avoids a division by zero, as transformers does
-    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+    ramp = np.clip(
+        (np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1
+    )
     # ramp 0: high frequency, extrapolate (keep); ramp 1: interpolate.
     return (
         frequencies * (1 - ramp) + frequencies / factor * ramp,

@@ -147,8 +147,6 @@ class RotaryEmbedding(keras.layers.Layer):
                 f"feature_axis={self.feature_axis}, "
                 f"rotary_dim={self.rotary_dim}."
             )
-        self._rank = rank
-        self._axes = (sequence_axis, feature_axis)
         self._rotary_dim = rotary_dim
         self._frequencies, self._attention_factor = (
             rope_scaling.scaled_frequencies(
@@ -157,8 +155,10 @@ class RotaryEmbedding(keras.layers.Layer):
         )
 
     def call(self, inputs, positions=None, start_index=0):
-        sequence_axis, feature_axis = self._axes
-        if feature_axis != self._rank - 1:
+        rank = len(inputs.shape)
+        sequence_axis = self.sequence_axis % rank
+        feature_axis = self.feature_axis % rank
+        if feature_axis != rank - 1:
             inputs = ops.moveaxis(inputs, feature_axis, -1)
             sequence_axis -= int(sequence_axis > feature_axis)
         length = ops.shape(inputs)[sequence_axis]
@@ -167,7 +167,7 @@ class RotaryEmbedding(keras.layers.Layer):
         )
         cos, sin = self._cos_sin(positions)  # [(B,) S, rotary_dim] float32
         # Put the position axes where `inputs` has them, 1 elsewhere.
-        shape = [1] * self._rank
+        shape = [1] * rank
         if positions.shape.rank == 2:
             shape[0] = -1
         shape[sequence_axis], shape[-1] = length, self._rotary_dim
@@ -183,15 +183,46 @@ class RotaryEmbedding(keras.layers.Layer):
             if self._rotary_dim < inputs.shape[-1]
             else rotated
         )
-        if feature_axis != self._rank - 1:
+        if feature_axis != rank - 1:
             outputs = ops.moveaxis(outputs, -1, feature_axis)
         return outputs
 
-    def _cos_sin(self, positions):
-        """cos and sin `[(B,) S, rotary_dim]`, float32, in the layout's order."""
-        frequencies = self._frequencies
+    def inverse_frequencies(self, positions=None):
+        """The inverse frequencies `w_i` used for `positions`, float64.
+
+        Only `dynamic` scaling depends on the positions (through their
+        maximum); for the others `positions` is ignored. The layer must be
+        built. With `attention_factor`, this is what transformers' RoPE init
+        functions return for the same config.
+
+        Args:
+            positions: None or an integer tensor of positions.
+
+        Returns:
+            float64 tensor `(rotary_dim // 2,)`.
+        """
+        if not self.built:
+            raise ValueError(
+                "RotaryEmbedding.inverse_frequencies needs a built layer: the "
+                "rotary dimension comes from the input. Call the layer or "
+                "`build(input_shape)` first."
+            )
         if self.scaling is not None and self.scaling["rope_type"] == "dynamic":
-            frequencies = self._dynamic_frequencies(positions)
+            if positions is None:
+                positions = tf.zeros((1,), "int32")
+            return self._dynamic_frequencies(tf.cast(positions, "int32"))
+        return tf.constant(self._frequencies, "float64")
+
+    @property
+    def attention_factor(self):
+        """The factor on cos and sin (YaRN's attention scaling; else 1.0)."""
+        if not self.built:
+            return None
+        return self._attention_factor
+
+    def _cos_sin(self, positions):
+        """cos, sin `[(B,) S, rotary_dim]`, float32, in the layout's order."""
+        frequencies = self.inverse_frequencies(positions)
         theta = position_math.angles(positions, frequencies)
         cos = tf.cos(theta) * self._attention_factor
         sin = tf.sin(theta) * self._attention_factor

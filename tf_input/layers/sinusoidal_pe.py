@@ -36,7 +36,7 @@ def sinusoidal_encoding(
     Example:
 
     >>> pe = tf_input.sinusoidal_encoding(4, 8)
-    >>> np.round(pe[1, :4].numpy(), 4).tolist()
+    >>> pe[1, :4].numpy().astype("float64").round(4).tolist()
     [0.8415, 0.5403, 0.0998, 0.995]
     """
     layout = check_one_of("layout", layout, LAYOUTS)
@@ -114,11 +114,13 @@ class SinusoidalPE(keras.layers.Layer):
     >>> y = layer(np.zeros((2, 5, 8), "float32"))
     >>> tuple(y.shape)
     (2, 5, 8)
-    >>> np.round(y[0, 1, :2].numpy(), 4).tolist()
+    >>> y[0, 1, :2].numpy().astype("float64").round(4).tolist()
     [0.8415, 0.5403]
     """
 
-    def __init__(self, *, max_wavelength=10_000.0, layout="interleaved", **kwargs):
+    def __init__(
+        self, *, max_wavelength=10_000.0, layout="interleaved", **kwargs
+    ):
         super().__init__(**kwargs)
         self.max_wavelength = check_positive_float(
             "max_wavelength", max_wavelength, minimum=1.0

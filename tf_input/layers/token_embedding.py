@@ -125,7 +125,10 @@ class TokenEmbedding(keras.layers.Layer):
     def call(self, token_ids):
         check_integer_tensor("TokenEmbedding", "token_ids", token_ids)
         token_ids, valid = checked_indices(
-            token_ids, self.vocabulary_size, self._out_of_range_message, what="id"
+            token_ids,
+            self.vocabulary_size,
+            self._out_of_range_message,
+            what="id",
         )
         rows = ops.take(self.embeddings, token_ids, axis=0)
         # One multiply applies both the sqrt(D) scale and, under XLA, the NaN
@@ -155,7 +158,9 @@ class TokenEmbedding(keras.layers.Layer):
                 f"Received: inputs with shape {tuple(inputs.shape)}."
             )
         table = ops.cast(self.embeddings, self.compute_dtype)
-        return ops.matmul(ops.cast(inputs, self.compute_dtype), ops.transpose(table))
+        return ops.matmul(
+            ops.cast(inputs, self.compute_dtype), ops.transpose(table)
+        )
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.embedding_dim,)
