@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,viz,dev]"
+	$(PY) -m pip install --quiet -e ".[test,viz,dev,train]"
 	touch $(STAMP)
 
 install: $(STAMP)

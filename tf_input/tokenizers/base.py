@@ -1,0 +1,199 @@
+"""The common API of every tf_input tokenizer.
+
+A tokenizer is a Keras layer that maps strings to int32 ids with TensorFlow
+ops, so it runs in `tf.data.Dataset.map`, in `tf.function` and in a
+SavedModel:
+
+* `tokenize(text)` (also `tokenizer(text)`): a scalar string gives a 1-D
+  int32 tensor; a `[N]` batch gives a `tf.RaggedTensor` `[N, None]`.
+* `detokenize(ids)`: 1-D ids give a scalar string; `[N, None]` ragged or
+  `[N, S]` dense ids give `[N]` strings (trailing padding ids of a dense
+  batch are dropped).
+* `id_to_token`, `token_to_id`, `vocabulary_size()`, `get_vocabulary()` and
+  `special_tokens` (name -> id) are plain Python, for inspection.
+
+Subclasses implement `_tokenize_batch` (`[N]` strings -> ragged ids, no
+special tokens), `_detokenize_batch` (ragged ids -> `[N]` strings),
+`get_vocabulary`, `special_tokens`, and set `_start_ids` / `_end_ids`, the
+ids that `add_special_tokens=True` puts around each sequence.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from tf_input._validation import checked_indices
+
+
+class Tokenizer(keras.layers.Layer):
+    """Base class: strings in, int32 ids out, inside the TensorFlow graph.
+
+    Args:
+        add_special_tokens: bool. Put the tokenizer's start and end ids
+            (e.g. `[CLS]`/`[SEP]`, `<s>`/`</s>`) around every sequence.
+            Defaults to `False`.
+        **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
+    """
+
+    # String ops cannot be compiled by XLA: keep tokenizers outside
+    # `jit_compile` (in tf.data, or a separate tf.function).
+    supports_jit = False
+
+    def __init__(self, *, add_special_tokens=False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(add_special_tokens, bool):
+            raise ValueError(
+                "`add_special_tokens` must be True or False. "
+                f"Received: add_special_tokens={add_special_tokens!r}."
+            )
+        self.add_special_tokens = add_special_tokens
+        self._start_ids = []
+        self._end_ids = []
+        self._token_index = None
+
+    # --- To implement -------------------------------------------------------
+    def _tokenize_batch(self, texts):
+        raise NotImplementedError
+
+    def _detokenize_batch(self, ids):
+        raise NotImplementedError
+
+    def get_vocabulary(self):
+        """All tokens, in id order, as a list of Python strings."""
+        raise NotImplementedError
+
+    @property
+    def special_tokens(self):
+        """Dict from role (`"pad"`, `"unk"`, `"cls"`, ...) to id."""
+        raise NotImplementedError
+
+    # --- Common API ---------------------------------------------------------
+    def call(self, inputs):
+        return self.tokenize(inputs)
+
+    def tokenize(self, text):
+        """Tokenizes a scalar string (-> 1-D ids) or a `[N]` batch (-> ragged).
+
+        Args:
+            text: str, list of str, or string tensor of rank 0 or 1.
+
+        Returns:
+            int32 tensor `[S]` for a scalar, `tf.RaggedTensor` `[N, None]`
+            for a batch.
+        """
+        text = tf.convert_to_tensor(text)
+        if text.dtype != tf.string:
+            raise TypeError(
+                f"{type(self).__name__}.tokenize expects strings. "
+                f"Received: text with dtype {text.dtype.name}."
+            )
+        rank = text.shape.rank
+        if rank not in (0, 1):
+            raise ValueError(
+                f"{type(self).__name__}.tokenize expects a scalar string or a "
+                f"1-D batch [N]. Received: text with shape {text.shape}. "
+                "Reshape to [N] first, e.g. `tf.reshape(text, [-1])`."
+            )
+        batch = text[None] if rank == 0 else text
+        ids = tf.cast(self._tokenize_batch(batch), "int32")
+        if self.add_special_tokens and (self._start_ids or self._end_ids):
+            ids = self._wrap(ids)
+        return ids[0] if rank == 0 else ids
+
+    def _wrap(self, ids):
+        """Puts `_start_ids` before and `_end_ids` after every row."""
+
+        def constant_rows(values):
+            row = tf.constant(values, "int32")[None]
+            return tf.RaggedTensor.from_tensor(tf.tile(row, [ids.nrows(), 1]))
+
+        parts = [ids]
+        if self._start_ids:
+            parts.insert(0, constant_rows(self._start_ids))
+        if self._end_ids:
+            parts.append(constant_rows(self._end_ids))
+        return tf.concat(parts, axis=1)
+
+    def detokenize(self, ids):
+        """Turns ids back into text.
+
+        Args:
+            ids: 1-D int tensor `[S]`, dense `[N, S]` (trailing padding ids
+                are dropped), or `tf.RaggedTensor` `[N, None]`.
+
+        Returns:
+            A scalar string tensor for 1-D ids, else `[N]` strings.
+        """
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.convert_to_tensor(ids)
+        if not ids.dtype.is_integer:
+            raise TypeError(
+                f"{type(self).__name__}.detokenize expects integer ids. "
+                f"Received: ids with dtype {ids.dtype.name}."
+            )
+        scalar = not isinstance(ids, tf.RaggedTensor) and ids.shape.rank == 1
+        if scalar:
+            ids = tf.RaggedTensor.from_tensor(ids[None])
+        elif not isinstance(ids, tf.RaggedTensor):
+            if ids.shape.rank != 2:
+                raise ValueError(
+                    f"{type(self).__name__}.detokenize expects ids of shape "
+                    f"[S], [N, S] or ragged [N, None]. Received: ids with "
+                    f"shape {ids.shape}."
+                )
+            pad = self.special_tokens.get("pad")
+            ids = tf.RaggedTensor.from_tensor(ids, padding=pad)
+        ids = tf.cast(ids, "int32")
+        checked, _ = checked_indices(
+            ids.flat_values,
+            self.vocabulary_size(),
+            f"{type(self).__name__}.detokenize got ids outside "
+            f"[0, vocabulary_size={self.vocabulary_size()}).",
+            what="id",
+        )
+        ids = ids.with_flat_values(checked)
+        text = self._detokenize_batch(ids)
+        return text[0] if scalar else text
+
+    def vocabulary_size(self):
+        """Number of ids, `max id + 1`."""
+        return len(self.get_vocabulary())
+
+    def _index(self):
+        if self._token_index is None:
+            self._token_index = {
+                token: i for i, token in enumerate(self.get_vocabulary())
+            }
+        return self._token_index
+
+    def id_to_token(self, id):
+        """The token string of `id` (Python int)."""
+        vocabulary = self.get_vocabulary()
+        if isinstance(id, bool) or not 0 <= int(id) < len(vocabulary):
+            raise ValueError(
+                f"`id` must be in [0, vocabulary_size={len(vocabulary)}). "
+                f"Received: id={id!r}."
+            )
+        return vocabulary[int(id)]
+
+    def token_to_id(self, token):
+        """The id of `token` (Python str); an error if it is not a token."""
+        index = self._index()
+        if token not in index:
+            raise ValueError(
+                f"{token!r} is not in the vocabulary of this "
+                f"{type(self).__name__} ({len(index)} tokens)."
+            )
+        return index[token]
+
+    def compute_output_spec(self, inputs):
+        if inputs.shape.rank == 0:
+            return keras.KerasTensor((None,), dtype="int32")
+        return keras.KerasTensor((inputs.shape[0], None), dtype="int32")
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "add_special_tokens": self.add_special_tokens,
+        }
