@@ -26,6 +26,7 @@ from tf_input.layers import SinusoidalPE  # noqa: E402
 from tf_input.layers import SinusoidalPositionEmbedding  # noqa: E402
 from tf_input.layers import TokenEmbedding  # noqa: E402
 from tf_input.layers import sinusoidal_encoding  # noqa: E402
+from tf_input.tokenizers import VocabularyTokenizer  # noqa: E402
 from tf_input.version import __version__  # noqa: E402
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "SinusoidalPE",
     "SinusoidalPositionEmbedding",
     "TokenEmbedding",
+    "VocabularyTokenizer",
     "__version__",
     "sinusoidal_encoding",
 ]

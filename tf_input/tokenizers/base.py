@@ -69,6 +69,12 @@ class Tokenizer(keras.layers.Layer):
         raise NotImplementedError
 
     # --- Common API ---------------------------------------------------------
+    def __call__(self, inputs, *args, **kwargs):
+        # Keras takes only tensors positionally; accept str and lists too.
+        if isinstance(inputs, (str, bytes, list, tuple)):
+            inputs = tf.convert_to_tensor(inputs, tf.string)
+        return super().__call__(inputs, *args, **kwargs)
+
     def call(self, inputs):
         return self.tokenize(inputs)
 

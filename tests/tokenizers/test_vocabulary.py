@@ -1,0 +1,242 @@
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from tests.shared_data import corpora
+from tests.shared_data import requires_shared_data
+from tf_input import VocabularyTokenizer
+
+ARITHMETIC = "BOS NEGATIVE 30 subtract NEGATIVE 34 EOS"
+
+
+def python_reference(lines, split):
+    """The tutorials' tokenizer in plain Python: vocab in first-seen order."""
+
+    def pieces(line):
+        if split == "character":
+            return [c for c in line if not c.isspace()]
+        return line.split()
+
+    vocabulary = {"<pad>": 0, "<sos>": 1, "<eos>": 2, "<unk>": 3}
+    for line in lines:
+        for piece in pieces(line):
+            vocabulary.setdefault(piece, len(vocabulary))
+    return list(vocabulary), [[vocabulary[p] for p in pieces(x)] for x in lines]
+
+
+def test_arithmetic_example_from_the_spec():
+    tokenizer = VocabularyTokenizer(split="whitespace_digits")
+    tokenizer.adapt([ARITHMETIC, "BOS POSITIVE 04 EOS"])
+    vocabulary = tokenizer.get_vocabulary()
+    assert vocabulary[:4] == ["<pad>", "<sos>", "<eos>", "<unk>"]
+    tokens = [vocabulary[i] for i in tokenizer(ARITHMETIC).numpy()]
+    assert tokens == ["BOS", "NEGATIVE", "3", "0", "subtract", "NEGATIVE"] + [
+        "3",
+        "4",
+        "EOS",
+    ]
+    assert "30" not in vocabulary and "04" not in vocabulary
+
+
+def test_numbers_in_the_vocabulary_stay_whole():
+    vocabulary = ["<pad>", "<sos>", "<eos>", "<unk>", "30", "3", "4"]
+    tokenizer = VocabularyTokenizer(vocabulary, split="whitespace_digits")
+    assert tokenizer("30 34 3x").numpy().tolist() == [4, 5, 6, 3]
+
+
+def test_special_tokens_and_unknowns():
+    tokenizer = VocabularyTokenizer(add_special_tokens=True)
+    tokenizer.adapt(["a b c"])
+    assert tokenizer.special_tokens == {"pad": 0, "bos": 1, "eos": 2, "unk": 3}
+    assert tokenizer("a zzz c").numpy().tolist() == [1, 4, 3, 6, 2]
+    assert tokenizer.token_to_id("b") == 5
+    assert tokenizer.id_to_token(6) == "c"
+
+
+def test_scalar_batch_and_ragged():
+    tokenizer = VocabularyTokenizer(["<pad>", "<sos>", "<eos>", "<unk>", "x"])
+    scalar = tokenizer("x x")
+    assert isinstance(scalar, tf.Tensor) and scalar.dtype == tf.int32
+    assert scalar.shape == (2,)
+    batch = tokenizer(["x", "", "x x x"])
+    assert isinstance(batch, tf.RaggedTensor)
+    assert batch.to_list() == [[4], [], [4, 4, 4]]
+
+
+def test_lowercase():
+    tokenizer = VocabularyTokenizer(lowercase=True)
+    tokenizer.adapt(["Hello WORLD", "ÉCOLE"])
+    assert tokenizer.get_vocabulary()[4:] == ["hello", "world", "école"]
+
+
+def test_detokenize():
+    tokenizer = VocabularyTokenizer(split="whitespace_digits")
+    tokenizer.adapt([ARITHMETIC])
+    ids = tokenizer([ARITHMETIC, "BOS EOS"])
+    text = tokenizer.detokenize(ids).numpy().tolist()
+    assert text == [b"BOS NEGATIVE 3 0 subtract NEGATIVE 3 4 EOS", b"BOS EOS"]
+    dense = ids.to_tensor()  # trailing padding ids are dropped
+    assert tokenizer.detokenize(dense).numpy().tolist() == text
+    chars = VocabularyTokenizer(split="character")
+    chars.adapt(["我爱你"])
+    assert chars.detokenize(chars("我 爱你")).numpy().decode() == "我爱你"
+    with pytest.raises(
+        ValueError, match=r"outside \[0, vocabulary_size=7\).*id: 8"
+    ):
+        chars.detokenize([1, 8])
+
+
+def test_adapt_from_dataset_equals_list():
+    lines = ["the cat sat", "on the mat", "the end"]
+    a = VocabularyTokenizer()
+    a.adapt(tf.data.Dataset.from_tensor_slices(lines))
+    b = VocabularyTokenizer()
+    b.adapt(lines)
+    assert a.get_vocabulary() == b.get_vocabulary()
+    assert a.get_vocabulary() == python_reference(lines, "whitespace")[0]
+
+
+@requires_shared_data
+@pytest.mark.parametrize("split", ["whitespace", "character"])
+def test_matches_python_reference_on_every_corpus(split):
+    for name, lines in corpora().items():
+        vocabulary, want = python_reference(lines, split)
+        tokenizer = VocabularyTokenizer(split=split)
+        tokenizer.adapt(lines)
+        assert tokenizer.get_vocabulary() == vocabulary, name
+        got = tokenizer(lines)
+        lengths = got.row_lengths().numpy()
+        want_lengths = np.array([len(row) for row in want])
+        same_length = int((lengths == want_lengths).sum())
+        assert same_length == len(lines), f"{name}: {same_length}/{len(lines)}"
+        flat = np.fromiter((i for row in want for i in row), "int32")
+        np.testing.assert_array_equal(got.flat_values.numpy(), flat, name)
+
+
+SPECIALS = ["<pad>", "<sos>", "<eos>", "<unk>"]
+WORDS = VocabularyTokenizer(SPECIALS)
+CHARS = VocabularyTokenizer(SPECIALS, split="character")
+STRINGS = [tf.TensorSpec([None], tf.string)]
+split_words = tf.function(
+    lambda t: WORDS._pieces(t, None), input_signature=STRINGS
+)
+split_chars = tf.function(
+    lambda t: CHARS._pieces(t, None), input_signature=STRINGS
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(), min_size=1, max_size=8))
+def test_fuzz_splitting_against_python(lines):
+    # The pieces, before the lookup: one TF call per example keeps 500
+    # examples fast. Adapt and lookup are checked on the real corpora.
+    texts = tf.constant(lines)
+    words = split_words(texts).to_list()
+    assert words == [[w.encode() for w in line.split()] for line in lines]
+    chars = split_chars(texts).to_list()
+    assert chars == [[c.encode() for c in x if not c.isspace()] for x in lines]
+
+
+def test_bad_input_never_crashes():
+    tokenizer = VocabularyTokenizer(split="character")
+    tokenizer.adapt(["ab"])
+    weird = [
+        b"",
+        b"   ",
+        b"\xff\xfe broken \xc3",
+        b"\x00\x01\x7f",
+        "é" * 1_000_000,
+    ]
+    ids = tokenizer(tf.constant(weird))
+    assert ids.nrows() == len(weird)
+    # Invalid UTF-8 bytes become U+FFFD (unknown here), never a crash.
+    assert ids[2].numpy().tolist()[0] == 3
+    words = VocabularyTokenizer(split="whitespace_digits")
+    words.adapt(["1 2"])
+    assert words(tf.constant(weird)).nrows() == len(weird)
+
+
+def test_works_in_tf_data_and_tf_function():
+    tokenizer = VocabularyTokenizer()
+    lines = ["a b", "b c d", "", "a"]
+    tokenizer.adapt(lines)
+    eager = tokenizer(lines).to_list()
+    ds = tf.data.Dataset.from_tensor_slices(lines).batch(2).map(tokenizer)
+    batched = [row for batch in ds for row in batch.to_list()]
+    assert batched == eager
+    single = tf.data.Dataset.from_tensor_slices(lines).map(tokenizer)
+    assert [x.numpy().tolist() for x in single] == eager
+    assert tf.function(tokenizer)(tf.constant(lines)).to_list() == eager
+
+
+def test_config_round_trip_and_saved_model_moved():
+    tokenizer = VocabularyTokenizer(split="whitespace_digits", lowercase=True)
+    tokenizer.adapt([ARITHMETIC])
+    clone = VocabularyTokenizer.from_config(tokenizer.get_config())
+    lines = [ARITHMETIC, "bos 123 eos"]
+    assert clone(lines).to_list() == tokenizer(lines).to_list()
+
+    module = tf.Module()
+    module.tokenizer = tokenizer
+    module.serve = tf.function(
+        lambda x: tokenizer(x).to_tensor(),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    with tempfile.TemporaryDirectory() as root:
+        first, moved = os.path.join(root, "a"), os.path.join(root, "b")
+        tf.saved_model.save(module, first)
+        shutil.copytree(first, moved)
+        shutil.rmtree(first)
+        loaded = tf.saved_model.load(moved)
+        np.testing.assert_array_equal(
+            loaded.serve(tf.constant(lines)), tokenizer(lines).to_tensor()
+        )
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"split": "words"}, "split.*'words'"),
+        ({"specials": ("<pad>", "<unk>")}, "4 distinct non-empty strings"),
+        ({"specials": ("a", "a", "b", "c")}, "4 distinct"),
+        ({"lowercase": "yes"}, "lowercase"),
+        ({"vocabulary": "abc"}, "list of token strings"),
+        (
+            {"vocabulary": ["<pad>", "x"]},
+            r"Missing: \['<sos>', '<eos>', '<unk>'\]",
+        ),
+        (
+            {"vocabulary": ["<pad>", "<sos>", "<eos>", "<unk>", "x", "x"]},
+            r"Duplicated: \['x'\]",
+        ),
+        ({"add_special_tokens": 1}, "add_special_tokens"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        VocabularyTokenizer(**kwargs)
+
+
+def test_bad_calls():
+    with pytest.raises(ValueError, match="no vocabulary yet.*adapt"):
+        VocabularyTokenizer()("a b")
+    tokenizer = VocabularyTokenizer(["<pad>", "<sos>", "<eos>", "<unk>"])
+    with pytest.raises(TypeError, match="expects strings.*int32"):
+        tokenizer(tf.constant([1, 2]))
+    with pytest.raises(
+        ValueError, match=r"scalar string or a 1-D batch.*\(1, 2\)"
+    ):
+        tokenizer(tf.constant([["a", "b"]]))
+    with pytest.raises(TypeError, match="integer ids.*float32"):
+        tokenizer.detokenize(tf.constant([1.0]))
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tokenizer.token_to_id("zzz")
+    with pytest.raises(ValueError, match=r"id=4"):
+        tokenizer.id_to_token(4)
