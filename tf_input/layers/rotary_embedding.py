@@ -41,10 +41,12 @@ class RotaryEmbedding(keras.layers.Layer):
     length is always `max(positions) + 1` (or the original length, if
     larger), while transformers keeps the largest length seen so far.
 
-    Angles are formed in float64 and reduced modulo 2*pi before sin/cos in
-    float32 (max error 2e-7 at position 131,072; naive float32 is ~1e-2
-    there); cos and sin are cast to `compute_dtype` and the rotation runs in
-    that dtype.
+    Angles are reduced modulo 2*pi exactly, in float32 only (no float64, so
+    TPUs can run it; see `position_math`): max error ~1e-6 at position
+    131,072, where naive float32 is ~1e-2 off. Dynamic NTK is the exception:
+    its frequencies depend on the positions and are computed in float32, as
+    in transformers. cos and sin are cast to `compute_dtype` and the rotation
+    runs in that dtype.
 
     Args:
         max_wavelength: float. The RoPE base (`rope_theta` in Hugging Face
@@ -153,6 +155,7 @@ class RotaryEmbedding(keras.layers.Layer):
                 rotary_dim, self.max_wavelength, self.scaling
             )
         )
+        self._parts = position_math.frequency_parts(self._frequencies)
 
     def call(self, inputs, positions=None, start_index=0):
         rank = len(inputs.shape)
@@ -188,12 +191,14 @@ class RotaryEmbedding(keras.layers.Layer):
         return outputs
 
     def inverse_frequencies(self, positions=None):
-        """The inverse frequencies `w_i` used for `positions`, float64.
+        """The inverse frequencies `w_i` used for `positions`.
 
         Only `dynamic` scaling depends on the positions (through their
-        maximum); for the others `positions` is ignored. The layer must be
-        built. With `attention_factor`, this is what transformers' RoPE init
-        functions return for the same config.
+        maximum); for the others `positions` is ignored and the result is
+        exact (computed in float64 NumPy when the layer is built). Dynamic
+        frequencies are computed in the graph in float32, as transformers
+        does. With `attention_factor`, this is what transformers' RoPE init
+        functions return for the same config. The layer must be built.
 
         Args:
             positions: None or an integer tensor of positions.
@@ -201,29 +206,42 @@ class RotaryEmbedding(keras.layers.Layer):
         Returns:
             float64 tensor `(rotary_dim // 2,)`.
         """
-        if not self.built:
-            raise ValueError(
-                "RotaryEmbedding.inverse_frequencies needs a built layer: the "
-                "rotary dimension comes from the input. Call the layer or "
-                "`build(input_shape)` first."
-            )
-        if self.scaling is not None and self.scaling["rope_type"] == "dynamic":
+        self._check_built()
+        if self._is_dynamic():
             if positions is None:
                 positions = tf.zeros((1,), "int32")
-            return self._dynamic_frequencies(tf.cast(positions, "int32"))
+            frequencies = self._dynamic_frequencies(positions)
+            return tf.cast(frequencies, "float64")
         return tf.constant(self._frequencies, "float64")
 
     @property
     def attention_factor(self):
         """The factor on cos and sin (YaRN's attention scaling; else 1.0)."""
-        if not self.built:
-            return None
+        self._check_built()
         return self._attention_factor
+
+    def _check_built(self):
+        if not self.built:
+            raise ValueError(
+                "This RotaryEmbedding is not built yet: the rotary dimension "
+                "comes from the input. Call the layer or "
+                "`build(input_shape)` first."
+            )
+
+    def _is_dynamic(self):
+        return (
+            self.scaling is not None and self.scaling["rope_type"] == "dynamic"
+        )
 
     def _cos_sin(self, positions):
         """cos, sin `[(B,) S, rotary_dim]`, float32, in the layout's order."""
-        frequencies = self.inverse_frequencies(positions)
-        theta = position_math.angles(positions, frequencies)
+        if self._is_dynamic():
+            parts = position_math.split_float32(
+                self._dynamic_frequencies(positions)
+            )
+        else:
+            parts = self._parts
+        theta = position_math.angles(positions, parts)
         cos = tf.cos(theta) * self._attention_factor
         sin = tf.sin(theta) * self._attention_factor
         if self.layout == "half":
@@ -233,16 +251,16 @@ class RotaryEmbedding(keras.layers.Layer):
         return tf.repeat(cos, 2, axis=-1), tf.repeat(sin, 2, axis=-1)
 
     def _dynamic_frequencies(self, positions):
-        """Dynamic NTK: the base grows with the longest position (float64)."""
+        """Dynamic NTK: the base grows with the longest position (float32)."""
         dim = self._rotary_dim
         factor = float(self.scaling["factor"])
         original = float(self.scaling["original_max_position_embeddings"])
-        length = tf.cast(tf.reduce_max(positions) + 1, "float64")
+        length = tf.cast(tf.reduce_max(positions) + 1, "float32")
         length = tf.maximum(length, original)
         base = self.max_wavelength * (
             factor * length / original - (factor - 1)
         ) ** (dim / (dim - 2))
-        exponents = tf.constant(np.arange(0, dim, 2) / dim, "float64")
+        exponents = tf.constant(np.arange(0, dim, 2) / dim, "float32")
         return 1.0 / tf.pow(base, exponents)
 
     def _rotate_pairs(self, x):

@@ -52,10 +52,10 @@ def sinusoidal_encoding(
         )
     if isinstance(positions, int):
         positions = tf.range(positions, dtype="int32")
-    frequencies = position_math.inverse_frequencies(
-        embedding_dim, max_wavelength
+    parts = position_math.frequency_parts(
+        position_math.inverse_frequencies(embedding_dim, max_wavelength)
     )
-    theta = position_math.angles(positions, frequencies)  # [..., D/2]
+    theta = position_math.angles(positions, parts)  # [..., D/2]
     sin, cos = tf.sin(theta), tf.cos(theta)
     if layout == "concat":
         return tf.concat([sin, cos], axis=-1)
@@ -78,9 +78,10 @@ class SinusoidalPE(keras.layers.Layer):
 
     Inputs are `(batch, seq_len, feature_dim)` (any number of leading axes;
     the sequence axis is the second to last). The padding mask of
-    `TokenEmbedding(padding_id=0)` passes through. The angles are computed in
-    float64 and reduced modulo 2*pi before sin/cos in float32, and the
-    encoding is cast to `compute_dtype` once at the end, so under
+    `TokenEmbedding(padding_id=0)` passes through. The angles are reduced
+    modulo 2*pi exactly, in float32 (see `position_math`), before sin/cos in
+    float32, and the encoding is cast to `compute_dtype` once at the end, so
+    under
     `mixed_bfloat16` position 60,000 still gets its own encoding (error below
     4e-3, the bfloat16 rounding of the output itself).
 
