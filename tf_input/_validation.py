@@ -17,6 +17,11 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+try:  # Private, but the only way to ask whether XLA is compiling this graph.
+    from tensorflow.python.ops import control_flow_util as _control_flow_util
+except ImportError:  # pragma: no cover - a future TF without it
+    _control_flow_util = None
+
 
 def check_positive_int(name: str, value) -> int:
     """Returns `value` as an `int` if it is an integer >= 1."""
@@ -85,6 +90,18 @@ def check_integer_tensor(layer_name: str, arg_name: str, tensor):
         )
 
 
+def in_xla_context() -> bool:
+    """Whether ops built now will be compiled by XLA (`jit_compile=True`).
+
+    When TensorFlow no longer offers the check, answers True: callers then
+    always apply their XLA-only safeguard, which is correct, only slower.
+    """
+    if _control_flow_util is None:  # pragma: no cover
+        return True
+    graph = tf.compat.v1.get_default_graph()
+    return bool(_control_flow_util.GraphOrParentsInXlaContext(graph))
+
+
 def checked_indices(indices, limit, message: str, details=(), what="index"):
     """Validates integer `indices` against `[0, limit)` before a gather.
 
@@ -107,8 +124,11 @@ def checked_indices(indices, limit, message: str, details=(), what="index"):
     Eager mode raises `ValueError` naming the smallest and largest offending
     index. `tf.function` raises `InvalidArgumentError` with the same text.
     XLA cannot raise at run time (it compiles the assert away), so there the
-    caller multiplies the gathered rows by `valid`: an out-of-range index
-    gives a NaN row, which reaches the loss instead of a silently clamped row.
+    caller multiplies the gathered rows by `valid` (when `in_xla_context()`):
+    an out-of-range index gives a NaN row, which reaches the loss instead of
+    a silently clamped row. Elsewhere the check has already raised and the
+    multiply is skipped: measured, it made TokenEmbedding's forward+backward
+    1.43x keras-hub's instead of 0.93x (benchmarks/README.md).
     """
     indices = tf.cast(indices, "int32")
     limit = tf.cast(limit, "int32")

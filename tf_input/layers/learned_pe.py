@@ -7,6 +7,7 @@ from keras import ops
 
 from tf_input._validation import check_positive_int
 from tf_input._validation import checked_indices
+from tf_input._validation import in_xla_context
 from tf_input.layers import position_math
 
 
@@ -103,8 +104,9 @@ class LearnedPE(keras.layers.Layer):
             ops.take(self.position_embeddings, positions, axis=0),
             self.compute_dtype,
         )
-        # NaN rows for out-of-range positions under XLA (`checked_indices`).
-        rows = rows * ops.cast(valid[..., None], self.compute_dtype)
+        if in_xla_context():
+            # NaN rows for out-of-range positions (see `checked_indices`).
+            rows = rows * ops.cast(valid[..., None], self.compute_dtype)
         if positions.shape.rank == 2 and len(inputs.shape) > 3:
             new_shape = [-1] + [1] * (len(inputs.shape) - 3)
             new_shape += [length, inputs.shape[-1]]

@@ -11,6 +11,7 @@ from tf_input._validation import check_integer_tensor
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
 from tf_input._validation import checked_indices
+from tf_input._validation import in_xla_context
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
@@ -131,11 +132,13 @@ class TokenEmbedding(keras.layers.Layer):
             what="id",
         )
         rows = ops.take(self.embeddings, token_ids, axis=0)
-        # One multiply applies both the sqrt(D) scale and, under XLA, the NaN
-        # that marks an out-of-range id (see `checked_indices`).
-        factor = valid * (math.sqrt(self.embedding_dim) if self.scale else 1.0)
         rows = ops.cast(rows, self.compute_dtype)
-        return rows * ops.cast(factor[..., None], self.compute_dtype)
+        scale = math.sqrt(self.embedding_dim) if self.scale else 1.0
+        if in_xla_context():
+            # XLA dropped the check: one multiply applies the scale and the
+            # NaN that marks an out-of-range id (see `checked_indices`).
+            return rows * ops.cast((valid * scale)[..., None], rows.dtype)
+        return rows * scale if self.scale else rows
 
     def compute_mask(self, token_ids, mask=None):
         if self.padding_id is None:
