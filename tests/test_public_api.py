@@ -7,15 +7,18 @@ import pytest
 
 import tf_input
 
+# Tokenizers built from model files have their own config round-trip tests.
+FROM_FILES = {"BytePairTokenizer", "SentencePieceTokenizer"}
 LAYERS = [
     getattr(tf_input, name)
     for name in tf_input.__all__
-    if inspect.isclass(getattr(tf_input, name))
+    if inspect.isclass(getattr(tf_input, name)) and name not in FROM_FILES
 ]
 # One instance of each, with its required arguments.
 REQUIRED = {
     "TokenEmbedding": {"vocabulary_size": 10, "embedding_dim": 4},
     "LearnedPE": {"max_length": 8},
+    "WordPieceTokenizer": {"vocabulary": ["[PAD]", "[UNK]", "a", "##b"]},
 }
 
 

@@ -26,17 +26,23 @@ from tf_input.layers import SinusoidalPE  # noqa: E402
 from tf_input.layers import SinusoidalPositionEmbedding  # noqa: E402
 from tf_input.layers import TokenEmbedding  # noqa: E402
 from tf_input.layers import sinusoidal_encoding  # noqa: E402
+from tf_input.tokenizers import BytePairTokenizer  # noqa: E402
+from tf_input.tokenizers import SentencePieceTokenizer  # noqa: E402
 from tf_input.tokenizers import VocabularyTokenizer  # noqa: E402
+from tf_input.tokenizers import WordPieceTokenizer  # noqa: E402
 from tf_input.version import __version__  # noqa: E402
 
 __all__ = [
+    "BytePairTokenizer",
     "LearnedPE",
     "LearnedPositionEmbedding",
     "RotaryEmbedding",
+    "SentencePieceTokenizer",
     "SinusoidalPE",
     "SinusoidalPositionEmbedding",
     "TokenEmbedding",
     "VocabularyTokenizer",
+    "WordPieceTokenizer",
     "__version__",
     "sinusoidal_encoding",
 ]

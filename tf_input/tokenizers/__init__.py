@@ -1,6 +1,15 @@
 """In-graph tokenizers: strings to int32 ids with TensorFlow ops."""
 
 from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.byte_pair import BytePairTokenizer
+from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 from tf_input.tokenizers.vocabulary import VocabularyTokenizer
+from tf_input.tokenizers.wordpiece import WordPieceTokenizer
 
-__all__ = ["Tokenizer", "VocabularyTokenizer"]
+__all__ = [
+    "BytePairTokenizer",
+    "SentencePieceTokenizer",
+    "Tokenizer",
+    "VocabularyTokenizer",
+    "WordPieceTokenizer",
+]

@@ -1,0 +1,916 @@
+"""Byte-level BPE (GPT-2 / RoBERTa style) in TensorFlow string ops.
+
+The ids are those of Hugging Face `tokenizers`' byte-level BPE
+(`ByteLevelBPETokenizer`, or `models.BPE` + the `ByteLevel` pre-tokenizer,
+`add_prefix_space=False`) for the same `vocab.json` and `merges.txt`.
+The pipeline, and why each step looks the way it does (times are for one
+batch of 1024 WikiText-2 lines on the 2-core development machine, TF 2.21):
+
+1. Invalid UTF-8 becomes U+FFFD, exactly as `bytes.decode("utf-8",
+   "replace")` does. A strict RE2 validity check runs first (about 4 ms)
+   and the transcoding (about 50 ms) only when a line fails it. The check
+   spells out the two scalar-value ranges: RE2 compiles `[\\x{0}-\\x{10FFFF}]`
+   loosely and accepts surrogates and overlong forms.
+2. Special tokens (`<|endoftext|>`) are cut out first, like
+   `Tokenizer.add_special_tokens` in HF (leftmost-longest).
+3. Pre-tokenization reproduces GPT-2's regex (one pattern, split here)
+   `'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+|`
+   ` ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+`.
+   RE2 has no lookahead, and capture groups make `regex_replace` fall back
+   from its DFA to the NFA: a one-pass version with groups took 800-1000 ms,
+   the capture-free pass below 60 ms. See `_pretokenizer_pattern` for the
+   pattern and the proof that it is exact.
+4. Words to ids. Text is Zipfian: about 85% of WikiText words are a single
+   GPT-2 token. A static table maps the raw bytes of every token that BPE
+   leaves whole to its id (built at construction from the vocabulary and
+   merges only, by running the merge loop over the vocabulary). The other
+   words are deduplicated with `tf.unique` and merged by a vectorised loop
+   over all of them at once (`_merge_words`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tf_input._validation import check_one_of
+from tf_input.tokenizers.base import Tokenizer
+
+# Splits words and segments: 0xFF never occurs in valid UTF-8, and every
+# text is valid UTF-8 once step 1 has run.
+_SEP = b"\xff"
+_INF = np.iinfo(np.int64).max
+
+# `\s` of Oniguruma (HF tokenizers) is Unicode White_Space. RE2's `\s` is
+# only `[\t\n\f\r ]`, so the class is spelled out.
+_WHITESPACE = (
+    r"\t\n\x0B\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}"
+    r"\x{202F}\x{205F}\x{3000}"
+)
+# Letters and numbers new in Unicode 16.0: HF tokenizers 0.2x (Oniguruma
+# 6.9.10) has them in `\p{L}` / `\p{N}`, TF 2.21's RE2 does not. Measured
+# over all 1,112,064 code points: these ranges are the only differences,
+# and RE2 has no letter or number that Oniguruma lacks.
+_EXTRA_LETTERS = (
+    (0x1C89, 0x1C8A), (0xA7CB, 0xA7CD), (0xA7DA, 0xA7DC), (0x105C0, 0x105F3),
+    (0x10D4A, 0x10D65), (0x10D6F, 0x10D85), (0x10EC2, 0x10EC4),
+    (0x11380, 0x11389), (0x1138B, 0x1138B), (0x1138E, 0x1138E),
+    (0x11390, 0x113B5), (0x113B7, 0x113B7), (0x113D1, 0x113D1),
+    (0x113D3, 0x113D3), (0x11BC0, 0x11BE0), (0x13460, 0x143FA),
+    (0x16100, 0x1611D), (0x16D40, 0x16D6C), (0x18CFF, 0x18CFF),
+    (0x1E5D0, 0x1E5ED), (0x1E5F0, 0x1E5F0), (0x2EBF0, 0x2EE5D),
+)  # fmt: skip
+_EXTRA_NUMBERS = (
+    (0x10D40, 0x10D49), (0x116D0, 0x116E3), (0x11BF0, 0x11BF9),
+    (0x16130, 0x16139), (0x16D70, 0x16D79), (0x1CCF0, 0x1CCF9),
+    (0x1E5F1, 0x1E5FA),
+)  # fmt: skip
+# Strict: RE2 accepts surrogates and overlong forms in `[\x{0}-\x{10FFFF}]`.
+_VALID_UTF8 = r"(?:[\x{0}-\x{D7FF}]|[\x{E000}-\x{10FFFF}])*"
+
+# Special tokens recognised by name when `special_tokens=None`, and the
+# roles they play (GPT-2 uses one token for both ends; RoBERTa uses BART's).
+_KNOWN_SPECIALS = {
+    "<|endoftext|>": ("bos", "eos"),
+    "<s>": ("bos", "cls"),
+    "</s>": ("eos", "sep"),
+    "<pad>": ("pad",),
+    "<unk>": ("unk",),
+    "<mask>": ("mask",),
+}
+
+
+def _byte_alphabet():
+    """GPT-2's printable stand-in for each byte: `alphabet[byte] -> str`."""
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
+    alphabet = {b: chr(b) for b in printable}
+    shifted = 0
+    for b in range(256):
+        if b not in alphabet:
+            alphabet[b] = chr(256 + shifted)
+            shifted += 1
+    return [alphabet[b] for b in range(256)]
+
+
+_ALPHABET = _byte_alphabet()
+# str.translate to one Latin-1 character per byte; characters below 0x144
+# that are not in the alphabet become U+FFFF, which Latin-1 cannot encode.
+_TO_LATIN1 = {c: "\uffff" for c in range(0x144)}
+_TO_LATIN1.update({ord(char): chr(b) for b, char in enumerate(_ALPHABET)})
+
+
+def _token_bytes(token):
+    """`(bytes, is_byte_level)`: what a token stands for, HF's `ByteLevel`
+    decoder rule (a token with a character outside the alphabet is its
+    own UTF-8)."""
+    try:
+        return token.translate(_TO_LATIN1).encode("latin-1"), True
+    except UnicodeEncodeError:
+        return token.encode("utf-8"), False
+
+
+def _re2_class(ranges):
+    return "".join(
+        rf"\x{{{a:X}}}" if a == b else rf"\x{{{a:X}}}-\x{{{b:X}}}"
+        for a, b in ranges
+    )
+
+
+def _re2_literal(text):
+    return "".join(
+        char if char.isascii() and char.isalnum() else rf"\x{{{ord(char):X}}}"
+        for char in text
+    )
+
+
+def _pretokenizer_pattern(special_tokens):
+    """RE2 patterns equivalent to GPT-2's pre-tokenization regex.
+
+    GPT-2's alternatives, tried in order at each position, are
+    (A) contractions, (B-D) `' '?` + a run of letters / numbers / others,
+    (E) `\\s+(?!\\S)` and (F) `\\s+`. Only E needs a lookahead. Where
+    A-D fail, the text has a whitespace run `w1..wn`, and E-F give:
+
+    * `n >= 2` and a non-space after it: the word `w1..w(n-1)`; then `wn`
+      starts the next word (B-D glue a space to the run after it, F takes
+      any other whitespace alone);
+    * otherwise (the run ends the text, or `n == 1`): the whole run.
+
+    So GPT-2's words are those of the lookahead-free regex
+    A|B|C|D|`\\s+` once a cut is made before the last character of every
+    run of two or more whitespace characters followed by a non-space: its
+    `\\s+` then stops at the cut (first case), and at the same place as
+    E-F otherwise. `runs` makes those cuts (a separator byte, which no RE2
+    class matches, so no match can cross it). It has capture groups, which
+    make RE2 fall back from its DFA to a slower engine, but only at its
+    matches, which are rare; `words` has many matches and none. Special
+    tokens come first in both, and are only ever matched as whole
+    segments (they were cut out before).
+    """
+    s = f"[{_WHITESPACE}]"
+    letters = rf"[\p{{L}}{_re2_class(_EXTRA_LETTERS)}]"
+    numbers = rf"[\p{{N}}{_re2_class(_EXTRA_NUMBERS)}]"
+    other = (
+        rf"[^{_WHITESPACE}\p{{L}}{_re2_class(_EXTRA_LETTERS)}"
+        rf"\p{{N}}{_re2_class(_EXTRA_NUMBERS)}]"
+    )
+    specials = "|".join(
+        _re2_literal(t) for t in sorted(special_tokens, key=len, reverse=True)
+    )
+    runs = rf"({s}+)({s}[^{_WHITESPACE}])"
+    runs_rewrite = b"\\1" + _SEP + b"\\2"
+    words = (
+        rf"'s|'t|'re|'ve|'m|'ll|'d| ?{letters}+| ?{numbers}+| ?{other}+|{s}+"
+    )
+    if specials:
+        # A special token is kept as is, followed by a separator.
+        runs = f"({specials})|{runs}"
+        runs_rewrite = b"\\1\\2" + _SEP + b"\\3"
+        words = f"{specials}|{words}"
+    return {
+        "specials": specials,
+        "runs": runs,
+        "runs_rewrite": runs_rewrite,
+        "words": words,
+    }
+
+
+def _merges_properly_ordered(merge_ids, ranks, num_tokens):
+    """True if every merge outranks the merges that made its two parts.
+
+    Then a merge never creates a pair that ranks below it, so BPE applies
+    ranks in increasing order and all occurrences of a word's lowest pair
+    can be merged in one step. Trained merges files (GPT-2, RoBERTa, HF
+    trainers) always are; for others the loop merges one pair at a time.
+    """
+    made_at = np.full(num_tokens, -1, np.int64)
+    np.maximum.at(made_at, merge_ids[:, 2], ranks)
+    return bool(
+        np.all(made_at[merge_ids[:, 0]] < ranks)
+        and np.all(made_at[merge_ids[:, 1]] < ranks)
+    )
+
+
+class _Graphs:
+    """Holds the traced functions; a plain object, so Keras and
+    `tf.Module` do not track them as part of the layer."""
+
+
+@keras.saving.register_keras_serializable(package="tf_input")
+class BytePairTokenizer(Tokenizer):
+    """Byte-level BPE tokenizer (GPT-2, RoBERTa), inside the TF graph.
+
+    Gives the same ids as Hugging Face `tokenizers`' byte-level BPE with the
+    same `vocab.json` and `merges.txt` (GPT-2 pre-tokenization regex, no
+    prefix space), and `detokenize(tokenize(text)) == text` for every valid
+    UTF-8 text. It runs in `tf.data.Dataset.map`, `tf.function` and a
+    SavedModel, and needs only core TensorFlow ops: no `tensorflow_text`
+    import is needed where a saved model is loaded.
+
+    Invalid UTF-8 is first replaced by U+FFFD as `bytes.decode("utf-8",
+    "replace")` does, so such a line gets the ids of its repaired text.
+    Bytes whose symbol is missing from the vocabulary are dropped (HF's
+    behaviour without an `unk_token`); real byte-level vocabularies contain
+    all 256.
+
+    Args:
+        vocabulary: dict from token to id (ids `0..n-1`, GPT-2's byte
+            alphabet, e.g. `"Ġworld"`), or the path of a `vocab.json`.
+        merges: list of `"a b"` strings (or `(a, b)` pairs), best first, or
+            the path of a `merges.txt` (a `#version` line is skipped).
+        special_tokens: list of str. Tokens of the vocabulary that are kept
+            whole wherever they appear in the text, matched before
+            pre-tokenization (leftmost, then longest), like HF's
+            `add_special_tokens`. `None` (default) takes those of
+            `<|endoftext|>`, `<s>`, `</s>`, `<pad>`, `<unk>`, `<mask>` that
+            the vocabulary has; `[]` keeps none.
+        pretokenizer: str. The pre-tokenization rule; only `"gpt2"`.
+        add_special_tokens: bool. Put the `bos` id before and the `eos` id
+            after every sequence (GPT-2: `<|endoftext|>` at both ends;
+            RoBERTa: `<s> ... </s>`). Defaults to `False`.
+        **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
+
+    `special_tokens` (the property) maps roles to ids: `<|endoftext|>` is
+    `bos` and `eos`; `<s>` is `bos` and `cls`; `</s>` is `eos` and `sep`;
+    `<pad>`, `<unk>`, `<mask>` are `pad`, `unk`, `mask`. Other special
+    tokens are kept whole but have no role.
+
+    Call arguments:
+        inputs: a string scalar or a `[N]` string batch.
+
+    Returns:
+        int32 ids: `[S]` for a scalar, `tf.RaggedTensor` `[N, None]` for a
+        batch.
+
+    Example:
+
+    >>> vocab = {"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġab": 5,
+    ...          "abc": 6, "<|endoftext|>": 7}
+    >>> merges = ["a b", "Ġ ab", "ab c"]
+    >>> tokenizer = tf_input.tokenizers.BytePairTokenizer(vocab, merges)
+    >>> tokenizer("abc")
+    <tf.Tensor: shape=(1,), dtype=int32, numpy=array([6], dtype=int32)>
+    >>> ids = tokenizer(["abc abc", "ab<|endoftext|>"])
+    >>> ids
+    <tf.RaggedTensor [[6, 5, 2], [4, 7]]>
+    >>> tokenizer.detokenize(ids)
+    <tf.Tensor: shape=(2,), dtype=string, numpy=array([b'abc abc', b'ab<|endoftext|>'], dtype=object)>
+    >>> tokenizer.special_tokens
+    {'bos': 7, 'eos': 7}
+    """  # noqa: E501
+
+    def __init__(
+        self,
+        vocabulary,
+        merges,
+        *,
+        special_tokens=None,
+        pretokenizer="gpt2",
+        add_special_tokens=False,
+        **kwargs,
+    ):
+        super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self.pretokenizer = check_one_of(
+            "pretokenizer", pretokenizer, ("gpt2",)
+        )
+        vocabulary = _load_vocabulary(vocabulary)
+        merges, merge_ids = _load_merges(merges, vocabulary)
+        specials = _check_special_tokens(special_tokens, vocabulary)
+        # Plain Python data, returned by `get_config`; kept out of Keras'
+        # and tf.Module's attribute tracking (50k-entry dicts and lists).
+        self._data = _Graphs()
+        self._data.vocabulary = vocabulary
+        self._data.merges = merges
+        self._data.special_tokens = specials
+        self._data.tokens = sorted(vocabulary, key=vocabulary.get)
+        self._roles = {}
+        for token in specials:
+            for role in _KNOWN_SPECIALS.get(token, ()):
+                self._roles.setdefault(role, vocabulary[token])
+        if "bos" in self._roles:
+            self._start_ids = [self._roles["bos"]]
+        if "eos" in self._roles:
+            self._end_ids = [self._roles["eos"]]
+        self._patterns = _pretokenizer_pattern(specials)
+        with tf.init_scope():
+            self._build_tables(merge_ids)
+
+    @classmethod
+    def from_files(cls, vocab_json, merges_txt, **kwargs):
+        """Builds a tokenizer from a `vocab.json` and a `merges.txt`.
+
+        Args:
+            vocab_json: str or path-like, a JSON object from token to id.
+            merges_txt: str or path-like, one `"a b"` merge per line.
+            **kwargs: the other constructor arguments.
+        """
+        for name, path in (
+            ("vocab_json", vocab_json),
+            ("merges_txt", merges_txt),
+        ):
+            if not isinstance(path, (str, os.PathLike)):
+                raise TypeError(
+                    f"`{name}` must be a file path (str or path-like). "
+                    f"Received: {name}={path!r} (of type "
+                    f"{type(path).__name__})."
+                )
+        return cls(vocab_json, merges_txt, **kwargs)
+
+    # --- Tables -------------------------------------------------------------
+    def _build_tables(self, merge_ids):
+        """`merge_ids`: int64 `[n, 3]`, (left, right, merged) per merge."""
+        vocabulary = self._data.vocabulary
+        tokens = self._data.tokens
+        num_tokens = len(tokens)
+        self._num_tokens = num_tokens
+        self._byte_ids = tf.constant(
+            [vocabulary.get(char, -1) for char in _ALPHABET], tf.int32
+        )
+        self._missing_bytes = any(char not in vocabulary for char in _ALPHABET)
+        decoded = [_token_bytes(token) for token in tokens]
+        token_bytes = [raw for raw, _ in decoded]
+        for token in self._data.special_tokens:
+            token_bytes[vocabulary[token]] = token.encode("utf-8")
+        self._id_to_bytes = tf.constant(token_bytes, tf.string)
+
+        # Later duplicates win, as in HF's merge map.
+        keys = merge_ids[:, 0] * num_tokens + merge_ids[:, 1]
+        ranks = np.arange(len(keys), dtype=np.int64)
+        _, last = np.unique(keys[::-1], return_index=True)
+        last = len(keys) - 1 - last
+        keys, ranks, made = keys[last], ranks[last], merge_ids[last, 2]
+        self._all_at_once = _merges_properly_ordered(
+            merge_ids[last], ranks, num_tokens
+        )
+        # Tables cannot be empty: pad with a key no pair or word can have.
+        self._merge_table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(np.append(keys, -1), tf.int64),
+                # Rank in the high half, so that a min picks the best pair.
+                tf.constant(np.append((ranks << 32) | made, _INF), tf.int64),
+            ),
+            default_value=tf.constant(_INF, tf.int64),
+        )
+        first_byte = np.array([raw[0] for raw in token_bytes], np.int64)
+        last_byte = np.array([raw[-1] for raw in token_bytes], np.int64)
+        joinable = np.zeros(256 * 256, bool)
+        joinable[
+            last_byte[merge_ids[:, 0]] * 256 + first_byte[merge_ids[:, 1]]
+        ] = True
+        self._joinable = tf.constant(joinable)
+
+        # Words that are one token: run BPE over every byte-level token and
+        # keep those that come out whole (for GPT-2, all 50256 of them).
+        specials = {vocabulary[token] for token in self._data.special_tokens}
+        candidates = [
+            i
+            for i, (_, byte_level) in enumerate(decoded)
+            if byte_level and i not in specials
+        ]
+        whole = []
+        if candidates:
+            merge = tf.function(self._merge_words, autograph=False)
+            values, splits = merge(
+                tf.constant([token_bytes[i] for i in candidates], tf.string)
+            )
+            values, splits = values.numpy(), splits.numpy()
+            whole = [
+                i
+                for i, length, start in zip(
+                    candidates, splits[1:] - splits[:-1], splits[:-1]
+                )
+                if length == 1 and values[start] == i
+            ]
+        keys = [b""] + [token_bytes[i] for i in whole]
+        ids = [-1] + whole
+        for token in self._data.special_tokens:
+            keys.append(token.encode("utf-8"))
+            ids.append(vocabulary[token])
+        self._word_table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(keys, tf.string), tf.constant(ids, tf.int64)
+            ),
+            default_value=tf.constant(-1, tf.int64),
+        )
+        self._graphs = _Graphs()
+        # autograph=False: the graph code uses tf.cond / tf.while_loop
+        # itself, and converting it would only slow down tracing.
+        self._graphs.tokenize = tf.function(
+            self._tokenize_graph,
+            input_signature=[tf.TensorSpec([None], tf.string)],
+            autograph=False,
+        )
+        self._graphs.detokenize = tf.function(
+            self._detokenize_graph,
+            input_signature=[
+                tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
+            ],
+            autograph=False,
+        )
+
+    # --- Graph code ---------------------------------------------------------
+    def _tokenize_batch(self, texts):
+        return self._graphs.tokenize(texts)
+
+    def _detokenize_batch(self, ids):
+        ids = ids.with_row_splits_dtype(tf.int64)
+        return self._graphs.detokenize(tf.cast(ids, tf.int32))
+
+    def _tokenize_graph(self, texts):
+        texts = _to_valid_utf8(texts)
+        segments = self._split_special_tokens(texts)  # [N, S]
+        words = self._pretokenize(segments.flat_values)  # [N*S, W]
+        ids = self._words_to_ids(words.flat_values)  # [N*S*W, T]
+        per_segment = tf.gather(ids.row_splits, words.row_splits)
+        per_line = tf.gather(per_segment, segments.row_splits)
+        return tf.RaggedTensor.from_row_splits(
+            ids.values, per_line, validate=False
+        )
+
+    def _split_special_tokens(self, texts):
+        """`[N]` texts -> `[N, S]` segments; special tokens stand alone."""
+        whole = tf.RaggedTensor.from_row_lengths(
+            texts, tf.ones_like(texts, tf.int64), validate=False
+        )
+        specials = self._patterns["specials"]
+        if not specials:
+            return whole
+        found = tf.strings.regex_full_match(texts, f"(?s).*(?:{specials}).*")
+        return tf.cond(
+            tf.reduce_any(found),
+            lambda: tf.strings.split(
+                tf.strings.regex_replace(texts, specials, _SEP + b"\\0" + _SEP),
+                sep=_SEP,
+            ),
+            lambda: whole,
+        )
+
+    def _pretokenize(self, segments):
+        """`[S]` segments -> `[S, W]` words, exactly GPT-2's."""
+        marked = tf.strings.regex_replace(
+            segments, self._patterns["runs"], self._patterns["runs_rewrite"]
+        )
+        marked = tf.strings.regex_replace(
+            marked, self._patterns["words"], b"\\0" + _SEP
+        )
+        words = tf.strings.split(marked, sep=_SEP)
+        # Drop the empty pieces: one after every segment's last separator,
+        # one where the runs pass put a separator (or after a special token).
+        values, splits = words.values, words.row_splits
+        empty = tf.cast(tf.equal(tf.strings.length(values), 0), tf.int64)
+        empties_before = tf.concat([[0], tf.cumsum(empty)], 0)
+        return tf.RaggedTensor.from_row_splits(
+            tf.gather(values, tf.where(empty == 0)[:, 0]),
+            splits - tf.gather(empties_before, splits),
+            validate=False,
+        )
+
+    def _words_to_ids(self, words):
+        """`[W]` words -> ragged `[W, None]` int32 ids."""
+        values, splits = self._lookup_or_merge(words, self._merge_chunks)
+        return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
+
+    def _lookup_or_merge(self, pieces, merge):
+        """`[P]` strings -> `(ids, row_splits)`: BPE of each piece.
+
+        Pieces that are one token come from one hash lookup; the others are
+        deduplicated and passed to `merge`. The result is assembled with
+        gathers only (on CPU, a scatter of 360k values took 4x a gather).
+        """
+        num_pieces = tf.size(pieces, out_type=tf.int64)
+        single = self._word_table.lookup(pieces)
+        hit = single >= 0
+        miss_at = tf.where(~hit)[:, 0]
+        unique, which = tf.unique(tf.gather(pieces, miss_at), tf.int64)
+        merged_values, merged_splits = merge(unique)
+        # Per piece: its length and where its ids start in
+        # [single ids of all pieces, merged ids of unique misses].
+        miss_rank = tf.cumsum(tf.cast(~hit, tf.int64), exclusive=True)
+        unique_of = tf.gather(
+            tf.concat([which, [0]], 0),
+            tf.minimum(miss_rank, tf.size(which, out_type=tf.int64)),
+        )
+        lengths = tf.where(
+            hit,
+            tf.ones_like(single),
+            tf.gather(
+                # Padded: `unique_of` is 0 for hits even when nothing missed.
+                tf.concat([merged_splits[1:] - merged_splits[:-1], [0]], 0),
+                unique_of,
+            ),
+        )
+        first = tf.where(
+            hit,
+            tf.range(num_pieces),
+            num_pieces + tf.gather(merged_splits, unique_of),
+        )
+        splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+        values = _gather_rows(
+            tf.concat([tf.cast(single, tf.int32), merged_values], 0),
+            first,
+            splits,
+        )
+        return values, splits
+
+    def _merge_chunks(self, words):
+        """BPE of `[M]` distinct words -> `(ids, row_splits)`, by chunks.
+
+        Words are cut at byte pairs that no merge ever joins (the first
+        byte of a token can never follow the last byte of the token before
+        it there), so BPE of a word is the BPE of each chunk. Chunks repeat
+        far more than words: in 1024 lines of Japanese, 635 kB of words
+        missing from the table are 28 kB of distinct chunks (Chinese: 264
+        kB, 2 kB), so each distinct chunk is looked up, or merged, once.
+        """
+        if self._missing_bytes:
+            # Dropped bytes would join their neighbours: no cuts.
+            return self._merge_words(words)
+        lengths = tf.cast(tf.strings.length(words), tf.int64)
+        starts = tf.cumsum(lengths, exclusive=True)
+        joined = tf.strings.reduce_join(words)
+        byte_values = tf.cast(tf.io.decode_raw(joined, tf.uint8), tf.int32)
+        num_bytes = tf.size(byte_values, out_type=tf.int64)
+        pair = byte_values[:-1] * 256 + byte_values[1:]
+        word_start = _marks(starts[1:], num_bytes + 1)[1:num_bytes] > 0
+        cut = word_start | ~tf.gather(self._joinable, pair)
+        # [:size] keeps it empty when there are no bytes at all.
+        cut = tf.concat([[True], cut], 0)[:num_bytes]
+        chunk_at = tf.where(cut)[:, 0]
+        chunk_len = tf.concat([chunk_at[1:], [num_bytes]], 0) - chunk_at
+        chunks = tf.strings.substr(joined, chunk_at, chunk_len)
+        values, chunk_splits = self._lookup_or_merge(chunks, self._merge_words)
+        first_chunk = tf.searchsorted(chunk_at, starts, out_type=tf.int64)
+        word_splits = tf.gather(
+            chunk_splits,
+            tf.concat(
+                [first_chunk, tf.size(chunk_at, out_type=tf.int64)[None]], 0
+            ),
+        )
+        return values, word_splits
+
+    def _merge_words(self, words):
+        """BPE on `[M]` words at once -> `(ids, row_splits)`.
+
+        Each step finds, for every word, its lowest-ranked adjacent pair and
+        merges all its occurrences (left to right, so `a a a` -> `aa a`),
+        which is what HF's priority queue does when merges are properly
+        ordered (`_merges_properly_ordered`); otherwise only the leftmost
+        one. Words with nothing left to merge leave the loop, so later steps
+        only touch the few long words.
+        """
+        num_words = tf.size(words)
+        num_tokens = tf.constant(self._num_tokens, tf.int64)
+        lengths = tf.cast(tf.strings.length(words), tf.int64)
+        byte_values = tf.io.decode_raw(tf.strings.reduce_join(words), tf.uint8)
+        word_of = tf.cast(
+            _row_ids(tf.concat([[0], tf.cumsum(lengths)], 0)), tf.int32
+        )
+        tok = tf.gather(self._byte_ids, tf.cast(byte_values, tf.int32))
+        if self._missing_bytes:
+            known = tok >= 0
+            tok, word_of = _take(tok, known), _take(word_of, known)
+            byte_values = _take(byte_values, known)
+        # Cut words into chunks at byte pairs that no merge ever joins: BPE
+        # of a word is then BPE of each chunk, and the loop runs on chunks.
+        # Between two CJK characters most byte pairs are such cuts (GPT-2:
+        # 71% of Hongloumeng's byte pairs), so a long CJK word no longer
+        # needs one step per merge of the whole word.
+        pair = tf.cast(byte_values[:-1], tf.int32) * 256 + tf.cast(
+            byte_values[1:], tf.int32
+        )
+        joined = (word_of[:-1] == word_of[1:]) & tf.gather(self._joinable, pair)
+        # [:size] keeps these empty when there are no bytes at all.
+        starts = tf.concat([[True], ~joined], 0)[: tf.size(tok)]
+        chunk_word = _take(word_of, starts)
+        word_of = tf.cumsum(tf.cast(starts, tf.int32)) - 1
+        num_chunks = tf.size(chunk_word)
+
+        def every_other_in_runs(pick):
+            # Overlapping picks (`a a a a`): every other one from the left
+            # of each run, computed on the (few) picked positions only.
+            at = tf.where(pick)[:, 0]
+            index = tf.range(tf.size(at, out_type=tf.int64))
+            new_run = tf.concat([[True], at[1:] != at[:-1] + 1], 0)[
+                : tf.size(at)
+            ]
+            run = tf.cumsum(tf.cast(new_run, tf.int64)) - 1
+            start = tf.gather(_take(index, new_run), run)
+            keep = _take(at, (index - start) % 2 == 0)
+            return _marks(keep, tf.size(pick, out_type=tf.int64)) > 0
+
+        def step(i, tok, word_of, done_tok, done_word):
+            left, right = tok[:-1], tok[1:]
+            same_word = word_of[:-1] == word_of[1:]
+            key = tf.cast(left, tf.int64) * num_tokens + tf.cast(
+                right, tf.int64
+            )
+            best = tf.where(same_word, self._merge_table.lookup(key), _INF)
+            word_best = tf.math.unsorted_segment_min(
+                best, word_of[:-1], num_chunks
+            )
+            pick = (best != _INF) & (best == tf.gather(word_best, word_of[:-1]))
+            if self._all_at_once:
+                overlap = tf.reduce_any(pick[1:] & pick[:-1])
+                pick = tf.cond(
+                    overlap, lambda: every_other_in_runs(pick), lambda: pick
+                )
+            else:
+                position = tf.range(tf.size(pick))
+                first = tf.math.unsorted_segment_min(
+                    tf.where(pick, position, tf.int32.max),
+                    word_of[:-1],
+                    num_chunks,
+                )
+                pick = pick & (position == tf.gather(first, word_of[:-1]))
+            new_id = tf.cast(tf.bitwise.bitwise_and(best, 0xFFFFFFFF), tf.int32)
+            tok = tf.where(
+                tf.concat([pick, [False]], 0),
+                tf.concat([new_id, [0]], 0),
+                tok,
+            )
+            finished = tf.gather(word_best == _INF, word_of)
+            keep = ~finished & ~tf.concat([[False], pick], 0)
+            done_tok = done_tok.write(i, _take(tok, finished))
+            done_word = done_word.write(i, _take(word_of, finished))
+            return (
+                i + 1,
+                _take(tok, keep),
+                _take(word_of, keep),
+                done_tok,
+                done_word,
+            )
+
+        # Finished words are collected in TensorArrays rather than grown
+        # loop tensors: with the latter, grappler's constant folding gave
+        # the loop outputs their initial shape [0] (TF 2.21).
+        def chunks():
+            return tf.TensorArray(
+                tf.int32,
+                size=0,
+                dynamic_size=True,
+                infer_shape=False,
+                element_shape=[None],
+            )
+
+        _, _, _, tok, word_of = tf.while_loop(
+            lambda i, tok, *_: tf.size(tok) > 0,
+            step,
+            [tf.constant(0), tok, word_of, chunks(), chunks()],
+        )
+        tok, chunk_of = tok.concat(), word_of.concat()
+        # Chunks finished in batches; each chunk's tokens are contiguous and
+        # in order, so one gather puts them back in chunk (= word) order.
+        counts = tf.math.unsorted_segment_sum(
+            tf.ones_like(chunk_of, tf.int64), chunk_of, num_chunks
+        )
+        first = tf.math.unsorted_segment_min(
+            tf.range(tf.size(chunk_of, out_type=tf.int64)), chunk_of, num_chunks
+        )
+        chunk_splits = tf.concat([[0], tf.cumsum(counts)], 0)
+        values = _gather_rows(tok, first, chunk_splits)
+        word_counts = tf.math.unsorted_segment_sum(
+            counts, chunk_word, num_words
+        )
+        return values, tf.concat([[0], tf.cumsum(word_counts)], 0)
+
+    def _detokenize_graph(self, ids):
+        pieces = tf.gather(self._id_to_bytes, ids)
+        return _to_valid_utf8(tf.strings.reduce_join(pieces, axis=1))
+
+    # --- Python-side API ----------------------------------------------------
+    def get_vocabulary(self):
+        """All tokens, in id order, as a list of Python strings."""
+        return list(self._data.tokens)
+
+    @property
+    def special_tokens(self):
+        """Dict from role (`"bos"`, `"eos"`, `"pad"`, ...) to id."""
+        return dict(self._roles)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary": dict(self._data.vocabulary),
+            "merges": list(self._data.merges),
+            "special_tokens": list(self._data.special_tokens),
+            "pretokenizer": self.pretokenizer,
+        }
+
+
+def _take(values, mask):
+    """`values[mask]` for 1-D tensors, in 3 graph nodes (`boolean_mask` uses
+    about 15; every node costs time each time tf.data builds an iterator)."""
+    return tf.gather(values, tf.reshape(tf.where(mask), [-1]))
+
+
+def _marks(positions, size, values=None):
+    """`[size]` int64, `values` (default 1) at `positions`, 0 elsewhere."""
+    if values is None:
+        values = tf.ones_like(positions)
+    return tf.math.unsorted_segment_sum(values, positions, size)
+
+
+def _row_ids(splits):
+    """The row of each value of a ragged tensor, from its int64 row splits.
+
+    A cumulative sum of row starts: 3-10x faster than `tf.repeat` or
+    `RaggedTensor.value_rowids()`, which tile a dense matrix (measured on
+    12k rows of Zipf-distributed lengths, 360k values).
+    """
+    total = splits[-1]
+    starts = _marks(splits[1:-1], total + 1)[:total]
+    return tf.cumsum(starts)
+
+
+def _gather_rows(source, first, splits):
+    """Row `r` of the result is `source[first[r]:first[r] + length]`."""
+    row = _row_ids(splits)
+    offset = tf.range(splits[-1]) - tf.gather(splits, row)
+    return tf.gather(source, tf.gather(first, row) + offset)
+
+
+def _to_valid_utf8(texts):
+    """Replaces invalid UTF-8 by U+FFFD (only on batches that need it)."""
+    valid = tf.strings.regex_full_match(texts, _VALID_UTF8)
+    return tf.cond(
+        tf.reduce_all(valid),
+        lambda: texts,
+        lambda: tf.strings.unicode_transcode(
+            texts,
+            "UTF-8",
+            "UTF-8",
+            errors="replace",
+            replacement_char=0xFFFD,
+        ),
+    )
+
+
+def _load_vocabulary(vocabulary):
+    """Reads and checks `vocabulary` (dict or path) -> `{token: id}`."""
+    if isinstance(vocabulary, (str, os.PathLike)):
+        path = os.fspath(vocabulary)
+        where = f"Vocabulary file {path!r}"
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"Vocabulary file {path!r} not found. Pass the path of a "
+                "`vocab.json` (a JSON object from token to id) or a dict."
+            ) from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{where} is not UTF-8 text: {e}.") from None
+        try:
+            vocabulary = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(
+                f"{where} is not valid JSON: {e.msg} at line {e.lineno}, "
+                f"column {e.colno}."
+            ) from None
+    elif isinstance(vocabulary, dict):
+        where = "`vocabulary`"
+    else:
+        raise TypeError(
+            "`vocabulary` must be a dict from token to id or the path of a "
+            f"`vocab.json`. Received: vocabulary of type "
+            f"{type(vocabulary).__name__}."
+        )
+    if not isinstance(vocabulary, dict) or not vocabulary:
+        raise ValueError(
+            f"{where} must be a non-empty JSON object from token to id. "
+            f"Received: a {type(vocabulary).__name__} of length "
+            f"{len(vocabulary) if hasattr(vocabulary, '__len__') else '?'}."
+        )
+    for token, i in vocabulary.items():
+        if not isinstance(token, str) or not token:
+            raise ValueError(
+                f"{where}: every token must be a non-empty string. "
+                f"Received: token {token!r} (id {i!r})."
+            )
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise ValueError(
+                f"{where}: every id must be an integer. Received: "
+                f"{token!r}: {i!r}."
+            )
+    ids = sorted(int(i) for i in vocabulary.values())
+    if ids != list(range(len(ids))):
+        seen = set()
+        duplicate = next((i for i in ids if i in seen or seen.add(i)), None)
+        if duplicate is not None:
+            tokens = [t for t, i in vocabulary.items() if i == duplicate]
+            problem = f"id {duplicate} is used by {tokens[:3]}"
+        else:
+            missing = next(i for i in range(len(ids)) if i not in seen)
+            problem = f"id {missing} is missing (largest id: {ids[-1]})"
+        raise ValueError(
+            f"{where}: ids must be 0..{len(ids) - 1}, each once; {problem}."
+        )
+    return {token: int(i) for token, i in vocabulary.items()}
+
+
+def _load_merges(merges, vocabulary):
+    """Reads and checks `merges` (list or path).
+
+    Returns:
+        `(merges, ids)`: the list of `"a b"` strings and an int64 array
+        `[n, 3]` of (left id, right id, merged id).
+    """
+    if isinstance(merges, (str, os.PathLike)):
+        path = os.fspath(merges)
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"Merges file {path!r} not found. Pass the path of a "
+                "`merges.txt` (one `a b` merge per line) or a list."
+            ) from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"Merges file {path!r} is not UTF-8 text: {e}.")
+        numbered = [(n, line.rstrip("\r")) for n, line in enumerate(lines, 1)]
+        numbered = [
+            (n, line)
+            for n, line in numbered
+            if line and not line.startswith("#version")
+        ]
+
+        def where(n):
+            return f"Merges file {path!r}, line {n}"
+
+    elif isinstance(merges, (list, tuple)):
+        numbered = []
+        for n, merge in enumerate(merges):
+            if isinstance(merge, (list, tuple)) and len(merge) == 2:
+                merge = " ".join(merge)
+            if not isinstance(merge, str):
+                raise ValueError(
+                    f"`merges[{n}]` must be a string 'a b' or a pair of "
+                    f"strings. Received: {merge!r}."
+                )
+            if not merge.startswith("#version"):
+                numbered.append((n, merge))
+
+        def where(n):
+            return f"`merges[{n}]`"
+
+    else:
+        raise TypeError(
+            "`merges` must be a list of 'a b' strings or the path of a "
+            f"`merges.txt`. Received: merges of type {type(merges).__name__}."
+        )
+    out = []
+    ids = np.empty([len(numbered), 3], np.int64)
+    get = vocabulary.get
+    for k, (n, merge) in enumerate(numbered):
+        left, space, right = merge.partition(" ")
+        if not left or not right or " " in right:
+            raise ValueError(
+                f"{where(n)}: a merge is two tokens separated by one space, "
+                f"like 'Ġ t'. Received: {merge!r}."
+            )
+        row = (get(left), get(right), get(left + right))
+        if None in row:
+            missing = (left, right, left + right)[row.index(None)]
+            raise ValueError(
+                f"{where(n)}: token {missing!r} of merge {merge!r} is not in "
+                "the vocabulary. Use the vocab.json that came with these "
+                "merges."
+            )
+        ids[k] = row
+        out.append(merge)
+    return out, ids
+
+
+def _check_special_tokens(special_tokens, vocabulary):
+    if special_tokens is None:
+        return [token for token in _KNOWN_SPECIALS if token in vocabulary]
+    if isinstance(special_tokens, str) or not isinstance(
+        special_tokens, (list, tuple)
+    ):
+        raise TypeError(
+            "`special_tokens` must be None or a list of strings. "
+            f"Received: special_tokens={special_tokens!r}."
+        )
+    out = []
+    for token in special_tokens:
+        if not isinstance(token, str) or not token:
+            raise ValueError(
+                "`special_tokens` must contain non-empty strings. "
+                f"Received: {token!r} in special_tokens={special_tokens!r}."
+            )
+        if token not in vocabulary:
+            raise ValueError(
+                f"Special token {token!r} is not in the vocabulary. Add it "
+                "to vocab.json, or leave it out of `special_tokens`."
+            )
+        if token not in out:
+            out.append(token)
+    return out
