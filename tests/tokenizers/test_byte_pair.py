@@ -452,10 +452,14 @@ def test_bad_input_never_crashes(small, hf_small):
     assert [b.decode("utf-8") for b in back.numpy()] == repaired
 
 
-def test_one_megabyte_line(small, hf_small):
+def test_one_megabyte_line_and_a_long_word(small, hf_small):
     line = ("The quick brown fox, 1234 times: l'été!\n\n  " * 30000)[: 1 << 20]
-    assert_parity(small, hf_small, [line])
-    assert_round_trip(small, [line])
+    rng = random.Random(0)
+    word = "".join(
+        rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1 << 17)
+    )
+    assert_parity(small, hf_small, [line, word])
+    assert_round_trip(small, [line, word])
 
 
 def test_detokenize_partial_characters_like_hf(small, hf_small):

@@ -204,7 +204,7 @@ CONFIGS = [
 
 
 # --- Small vocabularies (no shared data needed) -----------------------------
-def test_docstring_example():
+def test_small_vocabulary():
     tokenizer = WordPieceTokenizer(SMALL)
     assert tokenizer("The cats sat.").numpy().tolist() == [5, 6, 7, 8, 11]
     assert tokenizer("unaffable").numpy().tolist() == [13, 14, 15]
@@ -266,6 +266,13 @@ def test_custom_unknown_token():
         assert not bad, bad
     tokenizer = WordPieceTokenizer(list(vocabulary), unknown_token="<unk>")
     assert tokenizer.special_tokens == {"unk": 0}
+    # Unknown tokens that look like regexes, hold spaces, or are BERT-like.
+    lines = ["a (.*) b\t[?]\n(.*)(.*) [NEW] [new] [NEW ] [CLS]", "(.*)" * 30]
+    for unknown in ("(.*)", "[?]\n", "a b", "[NEW]", "##x"):
+        vocabulary = (unknown, "a", "b", "##b", "[CLS]", "new", "x", "##x")
+        vocabulary = tuple(dict.fromkeys(vocabulary))
+        bad = mismatches(vocabulary, lines, unknown_token=unknown)
+        assert not bad, (unknown, bad)
 
 
 def test_invalid_utf8_is_replaced_then_dropped():
@@ -288,12 +295,10 @@ def test_invalid_utf8_is_replaced_then_dropped():
 
 def test_one_megabyte_line():
     line = ("The quick brown fox jumps over the lazy dog. " * 23000)[:1_000_000]
-    words = "a" * 1_000_000
-    vocabulary = tuple(CHARACTERS)
-    got = our_ids(vocabulary, [line, words, line.replace(" ", "")])
-    assert got == reference_ids(
-        vocabulary, [line, words, line.replace(" ", "")]
-    )
+    lines = [line, "a" * 1_000_000, line.replace(" ", "")]
+    got = our_ids(tuple(SMALL), lines)
+    assert got == reference_ids(tuple(SMALL), lines)
+    assert [len(ids) for ids in got] == [222222, 1, 44445]
 
 
 @settings(max_examples=500, deadline=None)

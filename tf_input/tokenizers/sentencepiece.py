@@ -1093,9 +1093,10 @@ class SentencePieceTokenizer(Tokenizer):
     def from_config(cls, config):
         config = dict(config)
         proto = config.get("proto")
-        if isinstance(proto, str):
+        # `get_config` stores the model as base64; a path stays a path.
+        if isinstance(proto, str) and not os.path.isfile(proto):
             try:
                 config["proto"] = base64.b64decode(proto, validate=True)
             except (binascii.Error, ValueError):
-                pass  # Not base64: a path.
+                pass  # Not base64 either: __init__ reports the missing file.
         return cls(**config)

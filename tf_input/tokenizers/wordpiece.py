@@ -371,19 +371,20 @@ class WordPieceTokenizer(Tokenizer):
 
     Example:
 
-    >>> from tf_input.tokenizers.wordpiece import WordPieceTokenizer
-    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat",
-    ...               "##s", "sat", "."]
-    >>> tokenizer = WordPieceTokenizer(vocabulary)
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",
+    ...               "cat", "##s", "sat", "."]
+    >>> tokenizer = tf_input.tokenizers.WordPieceTokenizer(vocabulary)
     >>> tokenizer("The cats sat.").numpy().tolist()
-    [4, 5, 6, 7, 8]
-    >>> tokenizer(["The Cat", "dogs"]).to_list()
-    [[4, 5], [1]]
-    >>> tokenizer.detokenize([4, 5, 6, 7, 8]).numpy().decode()
+    [5, 6, 7, 8, 9]
+    >>> tokenizer(["The Cat", "dogs", "the [MASK] sat"]).to_list()
+    [[5, 6], [1], [5, 4, 8]]
+    >>> tokenizer.detokenize([5, 6, 7, 8, 9]).numpy().decode()
     'the cats sat.'
-    >>> WordPieceTokenizer(vocabulary, add_special_tokens=True)(
-    ...     "the cat").numpy().tolist()
-    [2, 4, 5, 3]
+    >>> tokenizer.special_tokens
+    {'pad': 0, 'unk': 1, 'cls': 2, 'sep': 3, 'mask': 4}
+    >>> tf_input.tokenizers.WordPieceTokenizer(
+    ...     vocabulary, add_special_tokens=True)("the cat").numpy().tolist()
+    [2, 5, 6, 3]
     """
 
     def __init__(
@@ -528,57 +529,78 @@ class WordPieceTokenizer(Tokenizer):
         if self._strip:
             self._nfd_fix_setup(vocabulary_chars)
         # Noncharacters that no token uses: the first stands in for
-        # characters the vocabulary does not have, one more for each
-        # special token.
+        # characters the vocabulary does not have, the others for special
+        # tokens.
         free = [chr(c) for c in _STAND_INS if chr(c) not in vocabulary_chars]
         self._stand_in = free[0]
-        # Step 0: `BertWordPieceTokenizer` registers the special tokens of
-        # the vocabulary as added tokens. HF cuts them out of the raw text
-        # before normalizing (case-sensitive, so "[MASK]" is id 103 but
-        # "[mask]" is "[", "mask", "]"). Here each becomes a word holding
-        # a noncharacter, which TF Text's vocabulary maps to its id: one
-        # regex turns every "[NAME]" into " ?NAME? " (? a noncharacter),
-        # and any other special token gets a noncharacter of its own.
+        specials, reserved = self._special_token_setup(free[1:])
+        self._split_fix_setup(vocabulary_chars, reserved)
+        # Steps 2, 5 and 6: TF Text's WordPiece with its own split, which
+        # agrees with HF's on whitespace and CJK.
+        self._line_model = self._wordpiece_model(no_pretokenization=False)
+        # Which ids are `##` continuations (special tokens never are).
+        continuation = [t.startswith("##") for t in self.vocabulary]
+        for token in specials:
+            continuation[self._token_index[token]] = False
+        self._continuation = tf.constant(continuation)
+        self._vocabulary_tensor = tf.constant(self.vocabulary)
+
+    def _special_token_setup(self, free):
+        """Step 0: the vocabulary's special tokens, matched in raw text.
+
+        `BertWordPieceTokenizer` registers `[UNK]` (its unknown token),
+        `[SEP]`, `[CLS]`, `[PAD]` and `[MASK]`, those the vocabulary has,
+        as added tokens, which HF cuts out of the raw text before
+        normalizing (case-sensitively: "[MASK]" is id 103, "[mask]" is "[",
+        "mask", "]"). Here each becomes a word holding a noncharacter from
+        `free`, which TF Text's vocabulary maps to its id: one regex turns
+        every "[NAME]" into " ?NAME? " (? a noncharacter), and any other
+        special token gets a noncharacter of its own.
+
+        Returns the special tokens and the noncharacters used.
+        """
         names = [self.unknown_token, "[SEP]", "[CLS]", "[PAD]", "[MASK]"]
         specials = sorted(
             {t for t in names if t in self._token_index}, key=len, reverse=True
         )
         bracketed = [t for t in specials if _BRACKETED.fullmatch(t)]
         others = [t for t in specials if t not in bracketed]
-        sentinels = free[1 : 1 + len(others) + bool(bracketed)]
+        used = free[: len(others) + bool(bracketed)]
         self._special_patterns = []
         if bracketed:
-            mark = sentinels[-1]
+            mark = used[-1]
             alternatives = "|".join(t[1:-1] for t in bracketed)
             self._special_patterns.append(
                 (rf"\[({alternatives})\]", f" {mark}\\1{mark} ")
             )
             for token in bracketed:
+                # Step 4 is all normalization does to an ASCII name.
                 name = token[1:-1].lower() if self.lowercase else token[1:-1]
                 index = self._token_index[token]
                 self._model_vocabulary[index] = f"{mark}{name}{mark}"
-        for token, sentinel in zip(others, sentinels):
+        for token, sentinel in zip(others, used):
             self._model_vocabulary[self._token_index[token]] = sentinel
             self._special_patterns.append((_literal(token), f" {sentinel} "))
-        sentinels = "".join(sentinels)
-        # Step 5: TF Text's split needs spaces around the characters only HF
-        # splits on, and a stand-in for the ones only TF Text splits on.
-        # Normalization neither makes nor changes these characters, so one
-        # scan of the raw text (which also checks the UTF-8 and looks for
-        # the noncharacters used above) says whether a batch needs them.
+        return specials, "".join(used)
+
+    def _split_fix_setup(self, vocabulary_chars, reserved):
+        """Step 5 as TF Text does it, corrected where it differs from HF's.
+
+        TF Text's split needs spaces around the characters only HF splits
+        on, and a stand-in for the ones only TF Text splits on. As
+        normalization neither makes nor changes these characters, one scan
+        of the raw text (which also checks the UTF-8 and looks for the
+        `reserved` noncharacters) says whether a batch needs any of it.
+        """
         tf_text_only = _code_points(_TF_TEXT_ONLY_PUNCTUATION)
         in_vocabulary = {c for c in tf_text_only if chr(c) in vocabulary_chars}
+        reserved = "".join(_escape(ord(c)) for c in reserved)
         self._plain_pattern = (
             r"[^\x{D800}-\x{DFFF}"
             f"{_class_body(_TF_TEXT_ONLY_PUNCTUATION)}"
-            f"{_class_body(_HF_ONLY_PUNCTUATION)}"
-            f"{''.join(_escape(ord(c)) for c in sentinels)}]*"
+            f"{_class_body(_HF_ONLY_PUNCTUATION)}{reserved}]*"
         )
-        self._sentinel_pattern = None
-        if sentinels:
-            self._sentinel_pattern = (
-                f"[{''.join(_escape(ord(c)) for c in sentinels)}]"
-            )
+        self._reserved_pattern = f"[{reserved}]" if reserved else None
         self._hf_only_pattern = f"([{_class_body(_HF_ONLY_PUNCTUATION)}])"
         stand_for = sorted(tf_text_only - in_vocabulary)
         self._stand_in_pattern = None
@@ -598,15 +620,6 @@ class WordPieceTokenizer(Tokenizer):
                 f"|[{_class_body(_WHITESPACE)}]"
             )
             self._word_model = self._wordpiece_model(no_pretokenization=True)
-        # Steps 2, 5 and 6: TF Text's WordPiece with its own split, which
-        # agrees with HF's on whitespace and CJK.
-        self._line_model = self._wordpiece_model(no_pretokenization=False)
-        # Which ids are `##` continuations (special tokens never are).
-        continuation = [t.startswith("##") for t in self.vocabulary]
-        for token in specials:
-            continuation[self._token_index[token]] = False
-        self._continuation = tf.constant(continuation)
-        self._vocabulary_tensor = tf.constant(self.vocabulary)
 
     def _matchable_tokens(self):
         """The vocabulary for TF Text, without tokens HF can never match.
@@ -688,6 +701,9 @@ class WordPieceTokenizer(Tokenizer):
             )
 
     # --- Tokenize -----------------------------------------------------------
+    # No Python control flow depends on tensors here, so AutoGraph (which
+    # took seconds to convert these methods) is skipped.
+    @tf.autograph.experimental.do_not_convert
     def _tokenize_batch(self, texts):
         # One scan of the raw text decides whether the rare fixes are
         # needed at all.
@@ -724,9 +740,9 @@ class WordPieceTokenizer(Tokenizer):
         )
         # The text's own copies of the special tokens' noncharacters are
         # words the vocabulary cannot cover, as the stand-in is.
-        if self._sentinel_pattern is not None:
+        if self._reserved_pattern is not None:
             texts = tf.strings.regex_replace(
-                texts, self._sentinel_pattern, self._stand_in
+                texts, self._reserved_pattern, self._stand_in
             )
         texts = self._mark_special_tokens(texts)
         texts = tf.strings.regex_replace(texts, self._hf_only_pattern, r" \1 ")
@@ -838,6 +854,7 @@ class WordPieceTokenizer(Tokenizer):
         return words.with_flat_values(pieces).merge_dims(1, 2)
 
     # --- Detokenize ---------------------------------------------------------
+    @tf.autograph.experimental.do_not_convert
     def _detokenize_batch(self, ids):
         tokens = tf.gather(self._vocabulary_tensor, ids.flat_values)
         index = tf.range(tf.size(ids.flat_values, out_type=tf.int64))
@@ -888,6 +905,5 @@ class WordPieceTokenizer(Tokenizer):
 def _literal(text):
     """An RE2 pattern matching `text` literally."""
     return "".join(
-        "\\" + c if not (c.isalnum() or c == " " or ord(c) > 127) else c
-        for c in text
+        c if c.isascii() and c.isalnum() else _escape(ord(c)) for c in text
     )
