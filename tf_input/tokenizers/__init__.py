@@ -3,6 +3,9 @@
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.byte_pair import BytePairTokenizer
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
+from tf_input.tokenizers.training import train_bpe
+from tf_input.tokenizers.training import train_sentencepiece
+from tf_input.tokenizers.training import train_wordpiece
 from tf_input.tokenizers.vocabulary import VocabularyTokenizer
 from tf_input.tokenizers.wordpiece import WordPieceTokenizer
 
@@ -12,4 +15,7 @@ __all__ = [
     "Tokenizer",
     "VocabularyTokenizer",
     "WordPieceTokenizer",
+    "train_bpe",
+    "train_sentencepiece",
+    "train_wordpiece",
 ]
