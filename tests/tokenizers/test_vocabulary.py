@@ -2,6 +2,7 @@ import os
 import shutil
 import tempfile
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -240,3 +241,13 @@ def test_bad_calls():
         tokenizer.token_to_id("zzz")
     with pytest.raises(ValueError, match=r"id=4"):
         tokenizer.id_to_token(4)
+
+
+def test_compute_output_spec():
+    tokenizer = VocabularyTokenizer()
+    tokenizer.adapt(["a b"])
+    batch = tokenizer.compute_output_spec(keras.KerasTensor((4,), "string"))
+    assert batch.shape == (4, None)
+    assert batch.dtype == "int32" and batch.ragged
+    line = tokenizer.compute_output_spec(keras.KerasTensor((), "string"))
+    assert line.shape == (None,) and not line.ragged

@@ -194,9 +194,12 @@ class Tokenizer(keras.layers.Layer):
         return index[token]
 
     def compute_output_spec(self, inputs):
-        if inputs.shape.rank == 0:
+        # Keras gives shapes as tuples here, not `tf.TensorShape`.
+        if len(inputs.shape) == 0:
             return keras.KerasTensor((None,), dtype="int32")
-        return keras.KerasTensor((inputs.shape[0], None), dtype="int32")
+        return keras.KerasTensor(
+            (inputs.shape[0], None), dtype="int32", ragged=True
+        )
 
     def get_config(self):
         return {
