@@ -31,6 +31,7 @@ examples: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_layers.py
+	$(PY) benchmarks/bench_tokenizers.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
