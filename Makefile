@@ -32,6 +32,7 @@ examples: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_layers.py
 	$(PY) benchmarks/bench_tokenizers.py
+	$(PY) benchmarks/bench_pipeline.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

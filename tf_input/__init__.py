@@ -19,6 +19,7 @@ if keras.backend.backend() != "tensorflow":
         "Set KERAS_BACKEND=tensorflow before importing keras."
     )
 
+from tf_input import data  # noqa: E402
 from tf_input.layers import LearnedPE  # noqa: E402
 from tf_input.layers import LearnedPositionEmbedding  # noqa: E402
 from tf_input.layers import RotaryEmbedding  # noqa: E402
@@ -44,5 +45,6 @@ __all__ = [
     "VocabularyTokenizer",
     "WordPieceTokenizer",
     "__version__",
+    "data",
     "sinusoidal_encoding",
 ]

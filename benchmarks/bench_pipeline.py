@@ -1,0 +1,233 @@
+"""The `tf.data` pipeline end to end, against what users wire by hand.
+
+Tokenizer: our `WordPieceTokenizer` on the bert-base-uncased vocabulary, in
+every row, so that only the pipeline around it differs. For each corpus
+(tinyshakespeare.txt, wikitext-2-raw-test.txt from ../shared/data):
+
+* tokenizer alone: `batch(1024)` + `map(tokenizer)` + prefetch, the ceiling;
+* plain tf.data: per-example `map(tokenizer)` (with [CLS]/[SEP] and
+  truncation) + `padded_batch` (pad to longest);
+* keras-hub: `batch` + `map(tokenizer)` + `keras_hub.layers.StartEndPacker`
+  (pads every batch to `max_length`);
+* ours: `tf_input.data.make_dataset(..., task="lm")` in each batching mode.
+
+Each figure is the median of `--repeats` full epochs after one warm-up
+epoch (excluded), pipelines interleaved so that machine noise hits all
+alike. Lines/s counts non-empty lines (all pipelines skip or never see
+empty ones); tokens/s counts real tokens, [CLS]/[SEP] included.
+Padding efficiency (real / all positions) and the number of distinct
+batch shapes come from `tf_input.data.stats`.
+
+Run: python benchmarks/bench_pipeline.py [--repeats 5] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras_hub  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import tf_input  # noqa: E402
+from tf_input import data as tfd  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DATA = pathlib.Path(
+    os.environ.get("TF_INPUT_SHARED_DATA", ROOT.parent / "shared" / "data")
+)
+AUTOTUNE = tf.data.AUTOTUNE
+CORPORA = {
+    "tinyshakespeare.txt": 128,
+    "wikitext-2-raw-test.txt": 512,
+}
+BATCH_SIZE = 32
+
+
+def read_lines(path):
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [x.rstrip("\r") for x in lines]
+
+
+def tokenizer_alone(lines, tokenizer):
+    return (
+        tf.data.Dataset.from_tensor_slices(lines)
+        .batch(1024)
+        .map(tokenizer.tokenize, num_parallel_calls=AUTOTUNE)
+        .map(lambda ids: ids.row_lengths())
+        .prefetch(AUTOTUNE)
+    )
+
+
+def plain_tf_data(lines, tokenizer, max_length):
+    cls = tokenizer.special_tokens["cls"]
+    sep = tokenizer.special_tokens["sep"]
+
+    def one(line):
+        ids = tokenizer.tokenize(line)[: max_length - 2]
+        ids = tf.concat([[cls], ids, [sep]], axis=0)
+        return {"token_ids": ids, "padding_mask": tf.ones_like(ids, tf.bool)}
+
+    nonempty = [x for x in lines if x.strip()]
+    return (
+        tf.data.Dataset.from_tensor_slices(nonempty)
+        .map(one, num_parallel_calls=AUTOTUNE)
+        .padded_batch(BATCH_SIZE)
+        .prefetch(AUTOTUNE)
+    )
+
+
+def keras_hub_packer(lines, tokenizer, max_length):
+    packer = keras_hub.layers.StartEndPacker(
+        sequence_length=max_length,
+        start_value=tokenizer.special_tokens["cls"],
+        end_value=tokenizer.special_tokens["sep"],
+        pad_value=0,
+        return_padding_mask=True,
+    )
+
+    def batch(texts):
+        ids, mask = packer(tokenizer.tokenize(texts))
+        return {"token_ids": ids, "padding_mask": mask}
+
+    nonempty = [x for x in lines if x.strip()]
+    return (
+        tf.data.Dataset.from_tensor_slices(nonempty)
+        .batch(BATCH_SIZE)
+        .map(batch, num_parallel_calls=AUTOTUNE)
+        .prefetch(AUTOTUNE)
+    )
+
+
+def epoch_seconds(dataset):
+    """One epoch consumed in the graph (as `fit` does), not batch by batch
+    in Python, whose ~0.5 ms per batch would swamp small batches."""
+    start = time.perf_counter()
+    dataset.reduce(tf.constant(0, tf.int64), lambda n, *element: n + 1)
+    return time.perf_counter() - start
+
+
+def efficiency_without_fill(dataset):
+    """Real / all positions, leaving out all-padding fill rows."""
+    real = total = 0
+    for element in dataset:
+        features = element[0] if isinstance(element, tuple) else element
+        mask = features["padding_mask"].numpy()
+        kept = mask[mask.any(axis=1)]
+        real += kept.sum()
+        total += kept.size
+    return real / total
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+
+    tokenizer = tf_input.WordPieceTokenizer.from_vocab_file(
+        str(DATA / "bert" / "bert-base-uncased-vocab.txt")
+    )
+    print(
+        f"# tf {tf.__version__}, keras-hub {keras_hub.__version__}, "
+        f"{platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs; WordPiece bert-base-uncased; "
+        f"batch_size={BATCH_SIZE}; median of {args.repeats} epochs"
+    )
+    results = []
+    for corpus, max_length in CORPORA.items():
+        lines = read_lines(DATA / "corpora" / corpus)
+        pipelines = {
+            "tokenizer alone": tokenizer_alone(lines, tokenizer),
+            "plain tf.data (per-example map + padded_batch)": plain_tf_data(
+                lines, tokenizer, max_length
+            ),
+            "keras-hub StartEndPacker": keras_hub_packer(
+                lines, tokenizer, max_length
+            ),
+        }
+        for batching in ("longest", "max_length", "bucket", "pack"):
+            pipelines[f"tf_input {batching}"] = tfd.make_dataset(
+                lines,
+                tokenizer,
+                batch_size=BATCH_SIZE,
+                max_length=max_length,
+                batching=batching,
+            )
+        pipelines["tf_input bucket, tokens_per_batch=4096"] = tfd.make_dataset(
+            lines,
+            tokenizer,
+            batch_size=BATCH_SIZE,
+            max_length=max_length,
+            batching="bucket",
+            tokens_per_batch=4096,
+        )
+        counts = {}
+        for name, dataset in pipelines.items():
+            if name == "tokenizer alone":
+                tokens = sum(int(x.numpy().sum()) for x in dataset)
+                count = sum(int((x.numpy() > 0).sum()) for x in dataset)
+                counts[name] = dict(real_tokens=tokens + 2 * count, lines=count)
+            else:
+                counts[name] = dict(tfd.stats(dataset))
+                counts[name]["no_fill"] = efficiency_without_fill(dataset)
+            epoch_seconds(dataset)  # warm-up, excluded
+        times = {name: [] for name in pipelines}
+        for _ in range(args.repeats):
+            for name, dataset in pipelines.items():
+                times[name].append(epoch_seconds(dataset))
+        lines_count = counts["tokenizer alone"]["lines"]
+        ceiling = None
+        print(f"\n## {corpus} (max_length={max_length}, {lines_count} lines)")
+        print(
+            "| pipeline | lines/s | tokens/s | × tokenizer alone "
+            "| padding efficiency | without fill rows | shapes | truncated |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for name in pipelines:
+            seconds = statistics.median(times[name])
+            tokens = counts[name]["real_tokens"]
+            # Padding, shapes and truncation apply to batch pipelines only.
+            if name == "tokenizer alone":
+                # Ids + the 2 specials per line the pipelines add.
+                ceiling = tokens / seconds
+            row = dict(
+                corpus=corpus,
+                pipeline=name,
+                seconds=seconds,
+                lines_per_s=lines_count / seconds,
+                tokens_per_s=tokens / seconds,
+                ratio=tokens / seconds / ceiling,
+                padding_efficiency=counts[name].get("padding_efficiency"),
+                without_fill=counts[name].get("no_fill"),
+                shapes=counts[name].get("shapes"),
+                truncated=counts[name].get("truncated"),
+            )
+            results.append(row)
+
+            def show(value, spec):
+                return "–" if value is None else format(value, spec)
+
+            print(
+                f"| {name} | {row['lines_per_s']:,.0f} "
+                f"| {row['tokens_per_s']:,.0f} | {row['ratio']:.2f} "
+                f"| {show(row['padding_efficiency'], '.3f')} "
+                f"| {show(row['without_fill'], '.3f')} "
+                f"| {show(row['shapes'], 'd')} "
+                f"| {show(row['truncated'], 'd')} |"
+            )
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,554 @@
+"""make_dataset: shapes, contents, tasks, sources, errors and stats.
+
+The references are plain Python: tokenize each line with the tokenizer
+(eagerly, one line at a time), then truncate, wrap, batch and pad by hand.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_input import VocabularyTokenizer
+from tf_input import WordPieceTokenizer
+from tf_input.data import make_dataset
+from tf_input.data import stats
+
+LINES = [
+    "the cat sat on the mat",
+    "",
+    "a dog",
+    "   ",
+    "the quick brown fox jumps over the lazy dog again and again",
+    "one",
+    "two words",
+    "cat dog cat dog cat",
+    "mat",
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    tokenizer = VocabularyTokenizer()
+    tokenizer.adapt(LINES)
+    return tokenizer
+
+
+def line_ids(tokenizer, line):
+    return tokenizer(line).numpy().tolist()
+
+
+def reference_rows(tokenizer, lines, max_length, specials=True):
+    """[start] + ids[:room] + [end] for each non-empty line; truncations."""
+    start, end = (
+        tokenizer.special_tokens["bos"],
+        tokenizer.special_tokens["eos"],
+    )
+    room = max_length - (2 if specials else 0)
+    rows, truncated = [], 0
+    for line in lines:
+        ids = line_ids(tokenizer, line)
+        if not ids:
+            continue
+        truncated += len(ids) > room
+        ids = ids[:room]
+        rows.append([start] + ids + [end] if specials else ids)
+    return rows, truncated
+
+
+def pad(rows, length, batch=None):
+    batch = len(rows) if batch is None else batch
+    out = np.zeros([batch, length], np.int32)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def next_token_labels(rows, length, batch=None):
+    return pad([row[1:] for row in rows], length, batch)
+
+
+def as_lists(dataset):
+    return [
+        (
+            {k: v.numpy() for k, v in features.items()},
+            labels.numpy(),
+        )
+        for features, labels in dataset
+    ]
+
+
+# --- Batching modes ---
+
+
+def test_longest_matches_reference(tokenizer):
+    ds = make_dataset(LINES, tokenizer, batch_size=3, max_length=8)
+    rows, truncated = reference_rows(tokenizer, LINES, 8)
+    batches = as_lists(ds)
+    assert len(batches) == 3  # 7 non-empty lines: 3 + 3 + 1
+    for i, (features, labels) in enumerate(batches):
+        expected = rows[3 * i : 3 * i + 3]
+        longest = max(len(r) for r in expected)
+        np.testing.assert_array_equal(
+            features["token_ids"], pad(expected, longest)
+        )
+        np.testing.assert_array_equal(
+            features["padding_mask"], pad(expected, longest) != 0
+        )
+        np.testing.assert_array_equal(
+            labels, next_token_labels(expected, longest)
+        )
+        assert features["token_ids"].dtype == np.int32
+        assert features["padding_mask"].dtype == bool
+        assert labels.dtype == np.int32
+    assert stats(ds)["truncated"] == truncated == 1
+
+
+def test_max_length_is_fully_static_and_fills_the_last_batch(tokenizer):
+    ds = make_dataset(
+        LINES, tokenizer, batch_size=3, max_length=8, batching="max_length"
+    )
+    features_spec, labels_spec = ds.element_spec
+    for spec in [*features_spec.values(), labels_spec]:
+        assert spec.shape.as_list() == [3, 8]
+    rows, _ = reference_rows(tokenizer, LINES, 8)
+    batches = as_lists(ds)
+    assert len(batches) == 3
+    token_ids = np.concatenate([f["token_ids"] for f, _ in batches])
+    np.testing.assert_array_equal(token_ids, pad(rows, 8, batch=9))
+    last_features, last_labels = batches[-1]
+    # Two all-padding rows fill the last batch: masked out, labels 0.
+    assert not last_features["padding_mask"][1:].any()
+    assert not last_labels[1:].any()
+
+
+def test_max_length_drop_remainder(tokenizer):
+    ds = make_dataset(
+        LINES,
+        tokenizer,
+        batch_size=3,
+        max_length=8,
+        batching="max_length",
+        drop_remainder=True,
+    )
+    assert ds.element_spec[0]["token_ids"].shape.as_list() == [3, 8]
+    assert len(as_lists(ds)) == 2
+
+
+def test_bucket_pads_to_boundaries_with_bounded_shapes(tokenizer):
+    lines = LINES * 5
+    ds = make_dataset(
+        lines,
+        tokenizer,
+        batch_size=2,
+        max_length=10,
+        batching="bucket",
+        num_buckets=3,
+    )
+    boundaries = ds._tf_input_boundaries
+    assert len(boundaries) <= 3 and boundaries[-1] == 10
+    rows, truncated = reference_rows(tokenizer, lines, 10)
+    seen = []
+    for features, labels in as_lists(ds):
+        mask = features["padding_mask"]
+        length = features["token_ids"].shape[1]
+        assert length in boundaries
+        assert features["token_ids"].shape[0] == 2
+        real = mask.sum(axis=1)
+        # Each row sits in the smallest bucket that holds it.
+        smallest = [b for b in boundaries if b >= real.max()][0]
+        assert length == smallest or not mask.any()
+        for row, m in zip(features["token_ids"], mask):
+            if m.any():
+                seen.append(row[m].tolist())
+        np.testing.assert_array_equal(
+            labels, np.pad(features["token_ids"][:, 1:], [[0, 0], [0, 1]])
+        )
+    assert sorted(seen) == sorted(rows)
+    result = stats(ds)
+    assert result["shapes"] <= 3
+    assert result["truncated"] == truncated
+
+
+def test_bucket_tokens_per_batch_and_explicit_boundaries(tokenizer):
+    ds = make_dataset(
+        LINES * 8,
+        tokenizer,
+        batch_size=1,
+        max_length=16,
+        batching="bucket",
+        bucket_boundaries=[4, 8],
+        tokens_per_batch=16,
+    )
+    assert ds._tf_input_boundaries == [4, 8, 16]
+    for features, _ in as_lists(ds):
+        rows, length = features["token_ids"].shape
+        assert rows == 16 // length
+    # A row longer than the last boundary (8) goes to the max_length bucket.
+    assert stats(ds)["shapes"] == 3
+
+
+def test_pack_rows_segments_and_positions(tokenizer):
+    ds = make_dataset(
+        LINES, tokenizer, batch_size=2, max_length=8, batching="pack"
+    )
+    features_spec, labels_spec = ds.element_spec
+    assert set(features_spec) == {
+        "token_ids",
+        "padding_mask",
+        "segment_ids",
+        "positions",
+    }
+    for spec in [*features_spec.values(), labels_spec]:
+        assert spec.shape.as_list() == [2, 8]
+    rows, _ = reference_rows(tokenizer, LINES, 10**6)
+    stream = [t for row in rows for t in row]
+    batches = as_lists(ds)
+    token_ids = np.concatenate([f["token_ids"] for f, _ in batches])
+    mask = np.concatenate([f["padding_mask"] for f, _ in batches])
+    # Laid end to end, in order, cut every 8 tokens: nothing lost.
+    assert token_ids[mask].tolist() == stream
+    assert mask.sum() == len(stream) and mask.reshape(-1)[: len(stream)].all()
+    for features, labels in batches:
+        segments = features["segment_ids"]
+        positions = features["positions"]
+        np.testing.assert_array_equal(segments > 0, features["padding_mask"])
+        for r in range(segments.shape[0]):
+            for s in range(8):
+                if segments[r, s] == 0:
+                    assert positions[r, s] == 0 and labels[r, s] == 0
+                    continue
+                first = s == 0 or segments[r, s - 1] != segments[r, s]
+                expected = 0 if first else positions[r, s - 1] + 1
+                assert positions[r, s] == expected
+                last = s == 7 or segments[r, s + 1] != segments[r, s]
+                target = 0 if last else features["token_ids"][r, s + 1]
+                assert labels[r, s] == target
+            # Segments count 1, 2, ... from each row's start.
+            used = sorted(set(segments[r][segments[r] > 0].tolist()))
+            assert used == list(range(1, len(used) + 1))
+    assert stats(ds)["truncated"] == 0
+
+
+def test_pack_splits_a_document_longer_than_max_length(tokenizer):
+    line = "the quick brown fox jumps over the lazy dog again and again"
+    ds = make_dataset([line], tokenizer, batch_size=1, max_length=4)
+    assert stats(ds)["truncated"] == 1  # "longest" truncates ...
+    ds = make_dataset(
+        [line], tokenizer, batch_size=1, max_length=4, batching="pack"
+    )
+    batches = as_lists(ds)
+    expected = [1] + line_ids(tokenizer, line) + [2]
+    got = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"]]]
+    assert got == expected  # ... "pack" splits and keeps every token.
+    assert len(batches) == 4
+    for features, _ in batches:
+        m = features["padding_mask"][0]
+        assert features["segment_ids"][0][m].tolist() == [1] * m.sum()
+        assert features["positions"][0][m].tolist() == list(range(m.sum()))
+
+
+# --- Tasks ---
+
+
+def test_encode_gives_features_only(tokenizer):
+    ds = make_dataset(
+        LINES, tokenizer, task="encode", batch_size=4, max_length=6
+    )
+    assert set(ds.element_spec) == {"token_ids", "padding_mask"}
+    rows, _ = reference_rows(tokenizer, LINES, 6)
+    features = next(iter(ds))
+    longest = max(len(r) for r in rows[:4])
+    np.testing.assert_array_equal(
+        features["token_ids"].numpy(), pad(rows[:4], longest)
+    )
+
+
+def test_encode_with_labels(tokenizer):
+    pairs = [("the cat", 1), ("", 0), ("a dog", 0), ("one", 1)]
+    ds = make_dataset(
+        pairs,
+        tokenizer,
+        task="encode",
+        batch_size=2,
+        max_length=6,
+        batching="max_length",
+    )
+    batches = as_lists(ds)
+    labels = np.concatenate([labels for _, labels in batches])
+    # The empty example is skipped with its label; the fill row gets 0.
+    assert labels.tolist() == [1, 0, 1, 0]
+    assert batches[0][0]["token_ids"].shape == (2, 6)
+
+
+def test_seq2seq_shapes_and_tokens(tokenizer):
+    pairs = [("the cat sat", "a dog"), ("one", "two words mat")]
+    ds = make_dataset(
+        pairs,
+        tokenizer,
+        task="seq2seq",
+        batch_size=2,
+        max_length=5,
+        batching="max_length",
+    )
+    features, labels = next(iter(ds))
+    assert set(features) == {
+        "encoder_token_ids",
+        "encoder_padding_mask",
+        "decoder_token_ids",
+        "decoder_padding_mask",
+    }
+    for value in [*features.values(), labels]:
+        assert value.shape == (2, 5)
+    source = [1] + line_ids(tokenizer, "the cat sat") + [2]
+    target = line_ids(tokenizer, "two words mat")
+    assert features["encoder_token_ids"][0].numpy().tolist() == source
+    decoder = features["decoder_token_ids"][1].numpy().tolist()
+    assert decoder == [1] + target + [0]
+    assert labels[1].numpy().tolist() == target + [2, 0]
+    mask = features["decoder_padding_mask"].numpy()
+    np.testing.assert_array_equal(mask, labels.numpy() != 0)
+
+
+# --- Tutorial parity ---
+
+PAIRS = [
+    ("I love deep learning", "我爱深度学习"),
+    ("The weather is nice today", "今天天气很好"),
+    ("She reads a book", "她在读书"),
+    ("We are learning Transformers", "我们在学习变换器"),
+    ("Good morning", "早上好"),
+]
+
+
+def collate_fn(batch, src_vocab, tgt_vocab):
+    """The tutorial's PyTorch `collate_fn`, in plain Python.
+
+    src: ids padded with 0; tgt: [<sos>] + ids + [<eos>], padded with 0
+    (`pad_sequence(..., batch_first=True, padding_value=0)`).
+    """
+    src = [[src_vocab[w] for w in s.split()] for s, _ in batch]
+    tgt = [
+        [tgt_vocab["<sos>"]] + [tgt_vocab[c] for c in t] + [tgt_vocab["<eos>"]]
+        for _, t in batch
+    ]
+
+    def pad_sequence(rows):
+        width = max(len(r) for r in rows)
+        return [r + [0] * (width - len(r)) for r in rows]
+
+    return pad_sequence(src), pad_sequence(tgt)
+
+
+def test_tutorial_collate_fn_parity():
+    source_tokenizer = VocabularyTokenizer(split="whitespace")
+    source_tokenizer.adapt([s for s, _ in PAIRS])
+    target_tokenizer = VocabularyTokenizer(split="character")
+    target_tokenizer.adapt([t for _, t in PAIRS])
+    ds = make_dataset(
+        PAIRS,
+        source_tokenizer,
+        target_tokenizer=target_tokenizer,
+        task="seq2seq",
+        batch_size=2,
+        batching="longest",
+        max_length=32,
+        add_special_tokens=False,
+    )
+    src_vocab = {t: i for i, t in enumerate(source_tokenizer.get_vocabulary())}
+    tgt_vocab = {t: i for i, t in enumerate(target_tokenizer.get_vocabulary())}
+    batches = as_lists(ds)
+    assert len(batches) == 3
+    for i, (features, labels) in enumerate(batches):
+        src_batch, tgt_batch = collate_fn(
+            PAIRS[2 * i : 2 * i + 2], src_vocab, tgt_vocab
+        )
+        assert features["encoder_token_ids"].tolist() == src_batch
+        tgt = np.concatenate(
+            [features["decoder_token_ids"][:, :1], labels], axis=1
+        )
+        assert tgt.tolist() == tgt_batch
+
+
+# --- Sources ---
+
+
+def flat_tokens(dataset):
+    out = []
+    for features, _ in dataset:
+        ids = features["token_ids"].numpy()
+        out.extend(ids[features["padding_mask"].numpy()].tolist())
+    return out
+
+
+def test_files_globs_and_datasets_give_the_same_tokens(tmp_path, tokenizer):
+    first, second = LINES[:5], LINES[5:]
+    (tmp_path / "a.txt").write_text("\n".join(first) + "\n", "utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(second) + "\n", "utf-8")
+    kwargs = dict(batch_size=2, max_length=32, deterministic=True)
+    expected = sorted(flat_tokens(make_dataset(LINES, tokenizer, **kwargs)))
+    for source in [
+        str(tmp_path / "*.txt"),
+        [tmp_path / "a.txt", tmp_path / "b.txt"],
+        tf.data.Dataset.from_tensor_slices(LINES),
+    ]:
+        got = flat_tokens(make_dataset(source, tokenizer, **kwargs))
+        assert sorted(got) == expected, source
+    single = make_dataset(str(tmp_path / "a.txt"), tokenizer, **kwargs)
+    rows, _ = reference_rows(tokenizer, first, 32)
+    assert flat_tokens(single) == [t for row in rows for t in row]
+
+
+def test_pairs_as_two_columns_or_a_dataset(tokenizer):
+    sources = ["the cat", "a dog", "one"]
+    targets = ["mat", "two words", "cat"]
+    kwargs = dict(task="seq2seq", batch_size=3, max_length=8)
+    want = as_lists(
+        make_dataset(list(zip(sources, targets)), tokenizer, **kwargs)
+    )
+    for source in [
+        (sources, targets),
+        tf.data.Dataset.from_tensor_slices((sources, targets)),
+    ]:
+        got = as_lists(make_dataset(source, tokenizer, **kwargs))
+        for (f1, l1), (f2, l2) in zip(want, got):
+            np.testing.assert_array_equal(l1, l2)
+            for key in f1:
+                np.testing.assert_array_equal(f1[key], f2[key])
+
+
+# --- Shuffle and cache ---
+
+
+def test_shuffle_is_seeded_complete_and_reshuffles(tokenizer):
+    lines = [f"{w} {v}" for w in LINES[4].split() for v in ("cat", "dog")]
+    kwargs = dict(batch_size=4, max_length=8, shuffle=100, seed=7, chunk_size=8)
+    ds = make_dataset(lines, tokenizer, **kwargs)
+    first = flat_tokens(ds)
+    second = flat_tokens(ds)
+    again = flat_tokens(make_dataset(lines, tokenizer, **kwargs))
+    plain = flat_tokens(
+        make_dataset(lines, tokenizer, batch_size=4, max_length=8)
+    )
+    assert sorted(first) == sorted(plain) == sorted(second)
+    assert first == again  # same seed, same first epoch
+    assert first != plain and first != second  # shuffled, anew each epoch
+
+
+def test_cache_in_memory_and_in_files(tmp_path, tokenizer):
+    want = flat_tokens(
+        make_dataset(LINES, tokenizer, batch_size=2, max_length=8)
+    )
+    for cache in [True, str(tmp_path / "cache")]:
+        ds = make_dataset(
+            LINES, tokenizer, batch_size=2, max_length=8, cache=cache
+        )
+        assert flat_tokens(ds) == want
+        assert flat_tokens(ds) == want
+
+
+# --- Statistics ---
+
+
+def test_stats_keys_values_and_printing(tokenizer):
+    ds = make_dataset(
+        LINES, tokenizer, batch_size=3, max_length=8, batching="max_length"
+    )
+    result = stats(ds)
+    rows, truncated = reference_rows(tokenizer, LINES, 8)
+    real = sum(len(r) for r in rows)
+    assert result == {
+        "batches": 3,
+        "real_tokens": real,
+        "padded_tokens": 3 * 3 * 8 - real,
+        "padding_efficiency": real / 72,
+        "truncated": truncated,
+        "shapes": 1,
+    }
+    assert isinstance(result, dict)
+    text = str(result)
+    assert "padding_efficiency" in text and f"{real / 72:.4f}" in text
+    assert stats(ds, max_batches=1)["batches"] == 1
+    # Any dataset works; truncation is then unknown.
+    foreign = ds.map(lambda features, labels: (features, labels))
+    other = stats(foreign)
+    assert other["truncated"] is None
+    assert other["real_tokens"] == real
+    plain = tf.data.Dataset.from_tensors(tf.constant([[5, 6, 0]]))
+    assert stats(plain)["padding_efficiency"] == pytest.approx(2 / 3)
+
+
+# --- Bad input ---
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(batching="foo"), r"`batching` must be one of .*batching='foo'"),
+        (dict(task="mlm"), r"`task` must be one of .*task='mlm'"),
+        (dict(batch_size=0), r"batch_size=0"),
+        (dict(max_length=2), r"`max_length` must leave room .*max_length=2"),
+        (dict(shuffle=-1), r"shuffle=-1"),
+        (dict(cache=1), r"cache=1"),
+        (dict(bucket_boundaries=[4, 2]), r"bucket_boundaries=\[4, 2\]"),
+        (dict(bucket_boundaries=[40]), r"max_length=8"),
+        (dict(drop_remainder="yes"), r"drop_remainder='yes'"),
+        (dict(target_tokenizer="x"), r"target_tokenizer"),
+        (dict(data_service=5050), r"data_service=5050"),
+    ],
+)
+def test_bad_arguments(tokenizer, kwargs, message):
+    arguments = dict(batch_size=2, max_length=8)
+    arguments.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        make_dataset(["a b"], tokenizer, **arguments)
+
+
+def test_bad_sources(tmp_path, tokenizer):
+    kwargs = dict(batch_size=2, max_length=8)
+    with pytest.raises(ValueError, match=r"2 sources and 1 targets"):
+        make_dataset((["a", "b"], ["c"]), tokenizer, task="seq2seq", **kwargs)
+    with pytest.raises(ValueError, match=r"source\[1\]=\('b',\)"):
+        make_dataset([("a", "c"), ("b",)], tokenizer, task="seq2seq", **kwargs)
+    with pytest.raises(ValueError, match=r"source\[1\]=\('b', 'c', 'd'\)"):
+        make_dataset([("a", "c"), ("b", "c", "d")], tokenizer, **kwargs)
+    with pytest.raises(ValueError, match=r"matches no file.*nothing\*\.txt"):
+        make_dataset(str(tmp_path / "nothing*.txt"), tokenizer, **kwargs)
+    with pytest.raises(ValueError, match=r"non-empty list"):
+        make_dataset([], tokenizer, **kwargs)
+    with pytest.raises(ValueError, match=r"needs \(source, target\) pairs"):
+        make_dataset(["a"], tokenizer, task="seq2seq", **kwargs)
+    with pytest.raises(ValueError, match=r'task="lm"` takes texts'):
+        make_dataset([("a", "b")], tokenizer, **kwargs)
+    with pytest.raises(ValueError, match=r"element_spec"):
+        batched = tf.data.Dataset.from_tensor_slices(["a"]).batch(1)
+        make_dataset(batched, tokenizer, **kwargs)
+    with pytest.raises(
+        ValueError, match=r"batching='pack' with task='seq2seq'"
+    ):
+        make_dataset(
+            [("a", "b")], tokenizer, task="seq2seq", batching="pack", **kwargs
+        )
+
+
+def test_bad_tokenizers(tokenizer):
+    kwargs = dict(batch_size=2, max_length=8)
+    with pytest.raises(ValueError, match=r"tokenizer of type str"):
+        make_dataset(["a"], "bert", **kwargs)
+    wrapped = VocabularyTokenizer(
+        tokenizer.get_vocabulary(), add_special_tokens=True
+    )
+    with pytest.raises(ValueError, match=r"add_special_tokens=False"):
+        make_dataset(["a"], wrapped, **kwargs)
+    # A vocabulary with no [CLS]/[SEP]: fine without specials, an error with.
+    no_specials = WordPieceTokenizer(["[PAD]", "[UNK]", "a", "b"])
+    make_dataset(["a"], no_specials, add_special_tokens=False, **kwargs)
+    with pytest.raises(ValueError, match=r"has only special_tokens=\{"):
+        make_dataset(["a"], no_specials, **kwargs)
+    with pytest.raises(ValueError, match=r'task="seq2seq".*target_tokenizer'):
+        make_dataset(
+            [("a", "b")],
+            tokenizer,
+            target_tokenizer=no_specials,
+            task="seq2seq",
+            **kwargs,
+        )

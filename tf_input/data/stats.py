@@ -1,0 +1,123 @@
+"""`stats`: how much of a dataset's batches is real data."""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from tf_input._validation import check_optional_int
+
+KEYS = (
+    "batches",
+    "real_tokens",
+    "padded_tokens",
+    "padding_efficiency",
+    "truncated",
+    "shapes",
+)
+
+
+class Stats(dict):
+    """A plain dict of statistics that prints as an aligned table."""
+
+    def __str__(self):
+        width = max(len(k) for k in self)
+        lines = []
+        for key, value in self.items():
+            if isinstance(value, float):
+                value = f"{value:.4f}"
+            elif value is None:
+                value = "unknown (not a make_dataset dataset)"
+            elif isinstance(value, int):
+                value = f"{value:,}"
+            lines.append(f"{key:<{width}}  {value}")
+        return "\n".join(lines)
+
+
+def _masks(features):
+    """The padding masks of one batch's features, or ids != 0 without one."""
+    if isinstance(features, dict):
+        masks = [v for k, v in features.items() if k.endswith("padding_mask")]
+        if masks:
+            return masks
+        ids = [v for k, v in features.items() if k.endswith("token_ids")]
+        if ids:
+            return [tf.not_equal(v, 0) for v in ids]
+    if isinstance(features, tf.Tensor) and features.dtype.is_integer:
+        return [tf.not_equal(features, 0)]
+    raise ValueError(
+        "`stats` needs batches whose features are a dict with "
+        "`*padding_mask` (or `*token_ids`) entries, or an int tensor of ids "
+        "padded with 0. Received: features of type "
+        f"{type(features).__name__}."
+    )
+
+
+def stats(dataset: tf.data.Dataset, max_batches=None) -> Stats:
+    """Counts real and padding tokens in the batches of a dataset.
+
+    Iterates over the dataset (or its first `max_batches` batches). Real
+    tokens are the True entries of every `*padding_mask` feature (for
+    seq2seq, encoder plus decoder); without masks, the nonzero ids.
+    `truncated` (examples cut to `max_length`) is known for datasets
+    returned by `make_dataset` (counted on a twin of the same pipeline; a
+    dataset transformed afterwards loses it), else `None`.
+
+    Args:
+        dataset: a `tf.data.Dataset` of `features` or `(features, labels)`
+            batches.
+        max_batches: int or None. Stop after this many batches. Defaults to
+            `None` (one whole epoch).
+
+    Returns:
+        A dict (printing as a table) with `batches`, `real_tokens`,
+        `padded_tokens` (padding positions), `padding_efficiency`
+        (real / all positions), `truncated` and `shapes` (distinct batch
+        shapes).
+
+    Example:
+
+    >>> tokenizer = tf_input.VocabularyTokenizer()
+    >>> tokenizer.adapt(["a b c d", "e"])
+    >>> ds = tf_input.data.make_dataset(
+    ...     ["a b c d", "e"], tokenizer, batch_size=2, max_length=4)
+    >>> s = tf_input.data.stats(ds)
+    >>> s["real_tokens"], s["padded_tokens"], s["truncated"], s["shapes"]
+    (7, 1, 1, 1)
+    """
+    if not isinstance(dataset, tf.data.Dataset):
+        raise ValueError(
+            "`dataset` must be a `tf.data.Dataset`. "
+            f"Received: dataset of type {type(dataset).__name__}."
+        )
+    max_batches = check_optional_int("max_batches", max_batches, 1)
+    counted = getattr(dataset, "_tf_input_counted", None)
+    source = counted if counted is not None else dataset
+    if max_batches is not None:
+        source = source.take(max_batches)
+    batches = real = total = 0
+    truncated = 0 if counted is not None else None
+    shapes = set()
+    for element in source:
+        if counted is not None:
+            features, _, cut = element
+            truncated += int(cut)
+        elif isinstance(element, tuple):
+            features = element[0]
+        else:
+            features = element
+        batches += 1
+        signature = []
+        for mask in _masks(features):
+            real += int(tf.math.count_nonzero(mask))
+            total += int(np.prod(mask.shape))
+            signature.append(tuple(mask.shape))
+        shapes.add(tuple(signature))
+    return Stats(
+        batches=batches,
+        real_tokens=real,
+        padded_tokens=total - real,
+        padding_efficiency=real / total if total else 0.0,
+        truncated=truncated,
+        shapes=len(shapes),
+    )
