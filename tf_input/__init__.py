@@ -20,6 +20,7 @@ if keras.backend.backend() != "tensorflow":
     )
 
 from tf_input import data  # noqa: E402
+from tf_input import viz  # noqa: E402
 from tf_input.layers import LearnedPE  # noqa: E402
 from tf_input.layers import LearnedPositionEmbedding  # noqa: E402
 from tf_input.layers import RotaryEmbedding  # noqa: E402
@@ -47,4 +48,5 @@ __all__ = [
     "__version__",
     "data",
     "sinusoidal_encoding",
+    "viz",
 ]

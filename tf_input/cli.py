@@ -2,6 +2,7 @@
 
 tf-input vocab train --kind wordpiece --size 8000 corpus.txt -o vocab/
 tf-input tokenize --vocab vocab/vocab.txt "I love deep learning."
+tf-input plot pe|rope|lengths ... -o out.png
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import argparse
 import os
 import pathlib
 import sys
+
+from tf_input.cli_plot import add_plot_parser
 
 # Background colours for tokens in a terminal, cycled.
 _COLOURS = (
@@ -133,6 +136,8 @@ def build_parser():
         "files", nargs="+", help="text files, one example a line"
     )
     train.set_defaults(run=_cmd_vocab_train)
+
+    add_plot_parser(commands)
     return parser
 
 
@@ -141,7 +146,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         args.run(args)
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ImportError, ValueError) as error:
         print(f"tf-input: error: {error}", file=sys.stderr)
         return 2
     return 0

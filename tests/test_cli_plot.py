@@ -1,0 +1,141 @@
+"""`tf-input plot`: argument parsing and the three handlers."""
+
+import argparse
+
+import numpy as np
+import pytest
+
+from tf_input import viz
+from tf_input.cli_plot import add_plot_parser
+from tf_input.cli_plot import read_lines
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
+    "the cat sat on a mat dog ran".split()
+)
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="tf-input")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_plot_parser(commands)
+    return parser.parse_args(argv)
+
+
+def run(argv):
+    args = parse(argv)
+    return args.run(args)
+
+
+def assert_png(path):
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    assert len(data) > 10_000
+
+
+@pytest.fixture()
+def vocab(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    return path
+
+
+def test_plot_pe(tmp_path, capsys):
+    out = tmp_path / "pe.png"
+    figure = run(
+        ["plot", "pe", "--length", "40", "--dim", "16", "-o", str(out)]
+    )
+    assert figure.axes[0].images[0].get_array().shape == (40, 16)
+    assert_png(out)
+    assert str(out) in capsys.readouterr().out
+
+
+def test_plot_rope_with_chosen_scalings(tmp_path):
+    out = tmp_path / "rope.png"
+    argv = ["plot", "rope", "--dim", "16", "--max-distance", "200"]
+    argv += ["--scaling", "none,llama3", "--original-length", "50", "--log"]
+    figure = run(argv + ["-o", str(out)])
+    assert figure.axes[0].get_xscale() == "symlog"
+    labels = [line.get_label() for line in figure.axes[0].get_lines()]
+    assert labels == ["none", "llama3 (factor 4)", "original context (50)"]
+    assert figure.axes[0].get_lines()[0].get_ydata()[0] == pytest.approx(1.0)
+    assert_png(out)
+
+
+def test_plot_rope_defaults_to_all_scalings():
+    args = parse(["plot", "rope", "-o", "x.png"])
+    assert args.scaling == list(viz.ROPE_SCALINGS)
+    assert (args.dim, args.max_distance, args.factor) == (128, 4096, 4.0)
+
+
+def test_plot_lengths_tokenizes_files(tmp_path, vocab, capsys):
+    first = tmp_path / "a.txt"
+    first.write_text("the cat sat\n\n  \nthe dog\r\n", encoding="utf-8")
+    second = tmp_path / "b.txt"
+    second.write_text("a mat on the mat ran", encoding="utf-8")
+    out = tmp_path / "lengths.png"
+    argv = ["plot", "lengths", str(first), str(second), "--vocab", str(vocab)]
+    argv += ["--batch-size", "2", "--max-length", "6", "-o", str(out)]
+    figure = run(argv)
+    # Non-empty lines: 3, 2 and 6 tokens, plus [CLS] and [SEP].
+    lengths = [5, 4, 8]
+    want = viz.padding_efficiencies(lengths, batch_size=2, max_length=6)
+    heights = [bar.get_height() for bar in figure.axes[1].patches]
+    np.testing.assert_allclose(heights, list(want.values()))
+    counts = [bar.get_height() for bar in figure.axes[0].patches]
+    assert sum(counts) == 3
+    assert_png(out)
+    shown = capsys.readouterr().out
+    assert "3 examples, 17 tokens" in shown
+    assert "1 over max_length=6" in shown
+    assert f"longest     {want['longest']:.1%}" in shown
+
+
+def test_read_lines_keeps_blank_lines_and_drops_final_newline(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_bytes(b"one\r\n\ntwo \xff\n")
+    assert read_lines([path]) == ["one", "", "two \ufffd"]
+
+
+def test_plot_lengths_errors(tmp_path, vocab):
+    out = str(tmp_path / "x.png")
+    missing = str(tmp_path / "missing.txt")
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        run(["plot", "lengths", missing, "--vocab", str(vocab), "-o", out])
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n", encoding="utf-8")
+    with pytest.raises(ValueError, match="No line .* has any token"):
+        run(["plot", "lengths", str(blank), "--vocab", str(vocab), "-o", out])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plot", "pe", "--dim", "0", "-o", "x.png"],
+        ["plot", "pe", "--length", "ten", "-o", "x.png"],
+        ["plot", "pe"],  # no -o
+        ["plot", "rope", "--scaling", "none,ntk", "-o", "x.png"],
+        ["plot", "rope", "--scaling", ",", "-o", "x.png"],
+        ["plot", "lengths", "a.txt", "--max-length", "-3", "-o", "x.png"],
+        ["plot", "lengths", "a.txt", "-o", "x.png"],  # no --vocab
+        ["plot"],
+    ],
+)
+def test_bad_arguments_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse(argv)
+    assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_odd_dim_is_a_usage_error(capsys):
+    for command in ("pe", "rope"):
+        with pytest.raises(SystemExit):
+            parse(["plot", command, "--dim", "7", "-o", "x.png"])
+        assert "--dim: must be even" in capsys.readouterr().err
+
+
+def test_bad_factor_is_a_clear_value_error(tmp_path):
+    argv = ["plot", "rope", "--dim", "8", "--factor", "-2"]
+    with pytest.raises(ValueError, match=r"`factor` must be .*factor=-2.0"):
+        run(argv + ["-o", str(tmp_path / "r.png")])

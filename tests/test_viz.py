@@ -1,0 +1,449 @@
+"""tf_input.viz: each figure's data against float64 NumPy, PNGs, errors."""
+
+import math
+import sys
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import tf_input
+from tests import references
+from tf_input import viz
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 64,
+}
+
+
+def assert_png(path):
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    # A blank 100-dpi figure is ~5 kB; drawn ones are well above 10 kB.
+    assert len(data) > 10_000
+
+
+def image_of(figure, axes=0):
+    return np.asarray(figure.axes[axes].images[0].get_array(), np.float64)
+
+
+def test_missing_matplotlib_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(ImportError, match=r'pip install "tf_input\[viz\]"'):
+        viz.plot_sinusoidal_encoding(4, 4)
+    # The NumPy helpers still work without matplotlib.
+    assert viz.padding_efficiencies([2], batch_size=1, max_length=2) == {
+        "longest": 1.0,
+        "max_length": 1.0,
+        "bucket": 1.0,
+        "pack": 1.0,
+    }
+
+
+# --- Sinusoidal heatmap -------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "concat"])
+def test_sinusoidal_heatmap_matches_float64_formula(layout):
+    figure = viz.plot_sinusoidal_encoding(
+        96, 32, max_wavelength=500.0, layout=layout
+    )
+    assert isinstance(figure, Figure)
+    axes = figure.axes[0]
+    assert axes.get_xlabel() == "feature (embedding dimension)"
+    assert axes.get_ylabel() == "position"
+    assert layout in axes.get_title()
+    want = references.sinusoid(np.arange(96), 32, 500.0, layout)
+    # float32 sin/cos of angles < 96 rad: measured error 1e-7.
+    np.testing.assert_allclose(image_of(figure), want, rtol=0, atol=1e-6)
+    assert len(figure.axes) == 2  # the heatmap and its colour bar
+
+
+def test_sinusoidal_heatmap_saves_png(tmp_path):
+    path = tmp_path / "nested" / "pe.png"
+    figure = viz.plot_sinusoidal_encoding(64, 16, path=path)
+    assert isinstance(figure, Figure)
+    assert_png(path)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"length": 0}, r"`length` must be a positive integer.*length=0"),
+        ({"embedding_dim": 7}, r"even feature dimension.*embedding_dim=7"),
+        ({"layout": "blocks"}, r"`layout` must be one of.*layout='blocks'"),
+    ],
+)
+def test_sinusoidal_heatmap_rejects_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        viz.plot_sinusoidal_encoding(**{"length": 8, **kwargs})
+
+
+# --- Learned PE similarity ----------------------------------------------------
+
+
+def numpy_cosine(table):
+    table = np.asarray(table, np.float64)
+    out = np.zeros((len(table), len(table)))
+    for i, a in enumerate(table):
+        for j, b in enumerate(table):
+            out[i, j] = a @ b / math.sqrt((a @ a) * (b @ b))
+    return out
+
+
+def test_similarity_of_learned_pe_matches_numpy():
+    layer = tf_input.LearnedPE(max_length=20)
+    layer(np.zeros((1, 20, 12), "float32"))
+    figure = viz.plot_position_similarity(layer)
+    assert isinstance(figure, Figure)
+    axes = figure.axes[0]
+    assert (axes.get_xlabel(), axes.get_ylabel()) == ("position", "position")
+    got = image_of(figure)
+    assert got.shape == (20, 20)
+    np.testing.assert_allclose(got, got.T, rtol=0, atol=0)
+    np.testing.assert_allclose(np.diag(got), np.ones(20), atol=1e-12)
+    want = numpy_cosine(layer.position_embeddings.numpy())
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_similarity_of_array_with_max_positions(tmp_path):
+    table = np.random.default_rng(0).normal(size=(30, 6))
+    path = tmp_path / "similarity.png"
+    figure = viz.plot_position_similarity(table, max_positions=10, path=path)
+    np.testing.assert_allclose(
+        image_of(figure), numpy_cosine(table[:10]), atol=1e-12
+    )
+    assert_png(path)
+
+
+def test_cosine_similarity_of_zero_row_is_zero():
+    got = viz.cosine_similarity([[0.0, 0.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(got, [[0.0, 0.0], [0.0, 1.0]])
+
+
+@pytest.mark.parametrize(
+    "table",
+    [np.zeros((4,)), np.zeros((2, 3, 4)), np.zeros((0, 4)), [["a", "b"]]],
+)
+def test_similarity_rejects_wrong_rank_or_type(table):
+    with pytest.raises(ValueError, match=r"`table` must be .*Received: table="):
+        viz.plot_position_similarity(table)
+
+
+def test_similarity_rejects_unbuilt_layer_and_nan():
+    with pytest.raises(ValueError, match="not built yet"):
+        viz.plot_position_similarity(tf_input.LearnedPE(max_length=4))
+    with pytest.raises(ValueError, match="finite"):
+        viz.cosine_similarity([[1.0, float("nan")]])
+
+
+# --- RoPE scores --------------------------------------------------------------
+
+
+def reference_scores(distances, head_dim, scaling=None):
+    """<R(m) 1, R(0) 1> / D, one rotation at a time (tests/references)."""
+    length = int(np.max(distances)) + 1
+    frequencies, attention = references.rope_frequencies(
+        head_dim, 10000.0, scaling, length=length
+    )
+    ones = np.ones((1, len(distances), head_dim))
+    query = references.rope(ones, distances, frequencies, attention)[0]
+    key = references.rope(ones[:, :1], [0], frequencies, attention)[0, 0]
+    return query @ key / head_dim
+
+
+@pytest.mark.parametrize("rope_type", viz.ROPE_SCALINGS)
+def test_rope_scores_match_float64_reference(rope_type):
+    scaling = viz.rope_scaling_preset(
+        rope_type, factor=4.0, original_max_position_embeddings=64
+    )
+    distances = np.array([0, 1, 2, 5, 17, 63, 64, 200, 511, 4095, 70_000])
+    got = viz.rope_scores(distances, 32, scaling=scaling)
+    # float32 rotations: measured error < 2e-6 at distance 70,000. Dynamic
+    # NTK computes its frequencies in float32 in the graph (as transformers
+    # does): relative error ~6e-8 times angles up to 7e4 rad gives up to
+    # ~4e-3 rad per pair, measured 1.8e-4 on the score.
+    atol = 1e-3 if rope_type == "dynamic" else 1e-5
+    np.testing.assert_allclose(
+        got, reference_scores(distances, 32, scaling), rtol=0, atol=atol
+    )
+
+
+def test_rope_score_at_distance_zero():
+    for rope_type in ("none", "linear", "dynamic", "llama3"):
+        scaling = viz.rope_scaling_preset(rope_type)
+        score = viz.rope_scores([0], 8, scaling=scaling)[0]
+        assert score == pytest.approx(1.0, abs=1e-6)
+    # YaRN's attention factor multiplies query and key.
+    yarn = viz.rope_scores([0], 8, scaling=viz.rope_scaling_preset("yarn"))
+    assert yarn[0] == pytest.approx((0.1 * math.log(4.0) + 1) ** 2, abs=1e-6)
+
+
+def test_rope_score_is_mean_cosine_in_closed_form():
+    distances = np.arange(50)
+    frequencies = 10000.0 ** (-np.arange(0, 16, 2) / 16)
+    want = np.cos(distances[:, None] * frequencies).mean(axis=1)
+    np.testing.assert_allclose(viz.rope_scores(distances, 16), want, atol=1e-6)
+
+
+def test_rope_plot_has_one_curve_per_scaling(tmp_path):
+    path = tmp_path / "rope.png"
+    figure = viz.plot_rope_scores(
+        32,
+        300,
+        scalings=["none", "linear", "dynamic", "yarn", LLAMA3],
+        original_max_position_embeddings=64,
+        path=path,
+    )
+    assert isinstance(figure, Figure)
+    axes = figure.axes[0]
+    assert axes.get_xlabel() == "relative distance m - n"
+    assert axes.get_ylabel().startswith("score")
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    assert list(lines) == [
+        "none",
+        "linear (factor 4)",
+        "dynamic (factor 4)",
+        "yarn (factor 4)",
+        "llama3 (factor 8)",
+        "original context (64)",
+    ]
+    none = lines["none"]
+    np.testing.assert_array_equal(none.get_xdata(), np.arange(301))
+    assert none.get_ydata()[0] == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_allclose(
+        none.get_ydata(), reference_scores(np.arange(301), 32), atol=1e-5
+    )
+    np.testing.assert_allclose(
+        lines["llama3 (factor 8)"].get_ydata(),
+        reference_scores(np.arange(301), 32, LLAMA3),
+        atol=1e-5,
+    )
+    assert_png(path)
+
+
+def test_rope_scores_in_chunks_equal_one_call(monkeypatch):
+    distances = np.array([5, 0, 900, 17, 3000, 64])
+    scaling = viz.rope_scaling_preset(
+        "dynamic", original_max_position_embeddings=64
+    )
+    whole = viz.rope_scores(distances, 16, scaling=scaling)
+    monkeypatch.setattr(viz, "_SCORE_CHUNK", 4)
+    chunked = viz.rope_scores(distances, 16, scaling=scaling)
+    np.testing.assert_allclose(chunked, whole, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(
+        chunked, reference_scores(distances, 16, scaling), atol=1e-4
+    )
+
+
+def test_rope_linear_scaling_stretches_the_curve():
+    # Linear interpolation by 4: score at 4m equals unscaled score at m.
+    plain = viz.rope_scores(np.arange(100), 16)
+    linear = viz.rope_scores(
+        np.arange(0, 400, 4),
+        16,
+        scaling={"rope_type": "linear", "factor": 4.0},
+    )
+    np.testing.assert_allclose(linear, plain, atol=1e-5)
+
+
+@pytest.mark.parametrize("head_dim", [7, 0, -2, 2.0, True])
+def test_rope_rejects_odd_or_bad_dims(head_dim):
+    with pytest.raises(
+        ValueError,
+        match=rf"`head_dim` must be a positive even integer.*"
+        rf"Received: head_dim={head_dim!r}",
+    ):
+        viz.rope_scores([0, 1], head_dim)
+    with pytest.raises(ValueError, match="`head_dim` must be"):
+        viz.plot_rope_scores(head_dim, 10)
+
+
+@pytest.mark.parametrize(
+    "distances", [[], [[0, 1]], [-1, 2], [0.5, 1.0], "abc"]
+)
+def test_rope_rejects_bad_distances(distances):
+    with pytest.raises(ValueError, match=r"`distances` must be .*Received"):
+        viz.rope_scores(distances, 8)
+
+
+def test_rope_plot_rejects_bad_arguments():
+    with pytest.raises(ValueError, match=r"`max_distance` must be .*=-5"):
+        viz.plot_rope_scores(8, -5)
+    with pytest.raises(ValueError, match=r"`rope_type` must be one of"):
+        viz.plot_rope_scores(8, 10, scalings=["ntk"])
+    with pytest.raises(ValueError, match=r"`scalings` must name at least"):
+        viz.plot_rope_scores(8, 10, scalings=[])
+    with pytest.raises(ValueError, match=r"`scaling` of type 'llama3'"):
+        viz.plot_rope_scores(8, 10, scalings=[{"rope_type": "llama3"}])
+    with pytest.raises(ValueError, match=r"original_max_position_embeddings"):
+        viz.plot_rope_scores(8, 10, original_max_position_embeddings=0)
+
+
+# --- Lengths and padding efficiency -------------------------------------------
+
+# Hand-computed: lengths 1 2 7 8 2 1 (21 tokens), batch_size=2,
+# max_length=8, buckets {<=2, <=8}.
+# longest: [1,2]->2x2, [7,8]->2x8, [2,1]->2x2 = 24 positions; 21/24.
+# max_length: 3 batches x 2 x 8 = 48; 21/48.
+# bucket: four rows <=2 -> 2 batches x 2 x 2 = 8; [7,8] -> 16; 21/24.
+# pack: ceil(21/8) = 3 rows -> 2 batches (one filled) = 4 x 8; 21/32.
+HAND = {
+    "longest": 21 / 24,
+    "max_length": 21 / 48,
+    "bucket": 21 / 24,
+    "pack": 21 / 32,
+}
+HAND_LENGTHS = [1, 2, 7, 8, 2, 1]
+
+
+def test_padding_efficiencies_hand_computed_case():
+    got = viz.padding_efficiencies(
+        HAND_LENGTHS, batch_size=2, max_length=8, bucket_boundaries=[2, 8]
+    )
+    assert list(got) == list(viz.BATCHINGS)
+    assert got == pytest.approx(HAND, abs=1e-15)
+
+
+def test_padding_efficiencies_truncation_and_empty_examples():
+    # 12 cut to 8 except when packing; the 0-length example is skipped.
+    got = viz.padding_efficiencies([12, 0, 4], batch_size=2, max_length=8)
+    assert got["longest"] == pytest.approx(12 / 16)
+    assert got["max_length"] == pytest.approx(12 / 16)
+    assert got["pack"] == pytest.approx(16 / 16)
+    assert viz.quantile_boundaries([12, 0, 4], 8, 8) == [4, 8]
+    assert got["bucket"] == pytest.approx(12 / (2 * 4 + 2 * 8))
+
+
+def test_quantile_boundaries_split_examples_evenly():
+    lengths = np.arange(1, 101)
+    assert viz.quantile_boundaries(lengths, 4, 128) == [25, 50, 75, 128]
+    assert viz.quantile_boundaries(lengths, 1, 128) == [128]
+    assert viz.quantile_boundaries([5, 5, 5], 8, 5) == [5]
+
+
+def test_length_plot_data_labels_and_png(tmp_path):
+    path = tmp_path / "lengths.png"
+    figure = viz.plot_lengths(
+        HAND_LENGTHS,
+        batch_size=2,
+        max_length=8,
+        bucket_boundaries=[2, 8],
+        bins=8,
+        path=path,
+    )
+    assert isinstance(figure, Figure)
+    histogram, bars = figure.axes
+    assert histogram.get_xlabel() == "tokens per example"
+    assert histogram.get_ylabel() == "examples"
+    counts = [patch.get_height() for patch in histogram.patches]
+    want, _ = np.histogram(HAND_LENGTHS, bins=8)
+    np.testing.assert_array_equal(counts, want)
+    labels = [t.get_text() for t in bars.get_xticklabels()]
+    assert labels == list(viz.BATCHINGS)
+    heights = [patch.get_height() for patch in bars.patches]
+    np.testing.assert_allclose(heights, [HAND[m] for m in viz.BATCHINGS])
+    notes = [t.get_text() for t in bars.texts]
+    assert notes[0] == "87.5%\n(model)"
+    lines = {line.get_label(): line.get_xdata()[0] for line in histogram.lines}
+    assert lines == {"bucket boundaries": 2, "max_length": 8}
+    assert_png(path)
+
+
+def test_length_plot_takes_measured_efficiencies():
+    stats_like = {"padding_efficiency": 0.5, "real_tokens": 10}
+    figure = viz.plot_lengths(
+        HAND_LENGTHS,
+        batch_size=2,
+        max_length=8,
+        efficiencies={"pack": 0.25, "bucket": stats_like},
+    )
+    heights = [patch.get_height() for patch in figure.axes[1].patches]
+    assert heights[2:] == [0.5, 0.25]
+    assert heights[:2] == pytest.approx([HAND["longest"], HAND["max_length"]])
+    notes = [t.get_text() for t in figure.axes[1].texts]
+    assert notes[2:] == ["50.0%\n(measured)", "25.0%\n(measured)"]
+
+
+def test_model_agrees_with_pipeline_stats():
+    """The NumPy model counts what `make_dataset` + `stats` count."""
+    from tf_input.data import make_dataset
+    from tf_input.data import stats
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(20)]
+    lines = [
+        " ".join(rng.choice(words, size=n))
+        for n in rng.integers(1, 20, size=37)
+    ]
+    tokenizer = tf_input.VocabularyTokenizer()
+    tokenizer.adapt(lines)
+    lengths = [len(line.split()) + 2 for line in lines]  # + <sos>, <eos>
+    boundaries = viz.quantile_boundaries(lengths, 4, 16)
+    model = viz.padding_efficiencies(
+        lengths, batch_size=4, max_length=16, bucket_boundaries=boundaries
+    )
+    for mode in viz.BATCHINGS:
+        dataset = make_dataset(
+            lines,
+            tokenizer,
+            batch_size=4,
+            max_length=16,
+            batching=mode,
+            bucket_boundaries=boundaries if mode == "bucket" else None,
+        )
+        measured = stats(dataset)["padding_efficiency"]
+        assert model[mode] == pytest.approx(measured, abs=1e-12), mode
+
+
+@pytest.mark.parametrize(
+    "lengths",
+    [[], [[1, 2], [3, 4]], [3, -1], [1.5, 2.0], "abc", [True, False]],
+)
+def test_lengths_rejects_bad_lengths(lengths):
+    match = r"`lengths` must be a non-empty 1-D .*Received: lengths="
+    with pytest.raises(ValueError, match=match):
+        viz.padding_efficiencies(lengths, batch_size=2, max_length=8)
+    with pytest.raises(ValueError, match=match):
+        viz.plot_lengths(lengths, batch_size=2, max_length=8)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"max_length": -4}, r"`max_length` must be .*max_length=-4"),
+        ({"batch_size": 0}, r"`batch_size` must be .*batch_size=0"),
+        ({"num_buckets": 0}, r"`num_buckets` must be .*num_buckets=0"),
+        (
+            {"bucket_boundaries": [4, 2]},
+            r"`bucket_boundaries` must be increasing.*\[4, 2\]",
+        ),
+        (
+            {"bucket_boundaries": [4, 20]},
+            r"`bucket_boundaries` must be .*max_length=8",
+        ),
+    ],
+)
+def test_lengths_rejects_bad_arguments(kwargs, match):
+    arguments = {"batch_size": 2, "max_length": 8, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        viz.padding_efficiencies([1, 2, 3], **arguments)
+    with pytest.raises(ValueError, match=match):
+        viz.plot_lengths([1, 2, 3], **arguments)
+
+
+@pytest.mark.parametrize(
+    "efficiencies",
+    [{"greedy": 0.5}, {"pack": 1.5}, {"pack": "high"}, [0.5]],
+)
+def test_length_plot_rejects_bad_efficiencies(efficiencies):
+    with pytest.raises(ValueError, match=r"`efficiencies"):
+        viz.plot_lengths(
+            [1, 2], batch_size=2, max_length=8, efficiencies=efficiencies
+        )

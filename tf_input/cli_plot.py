@@ -1,0 +1,268 @@
+"""`tf-input plot`: the `tf_input.viz` pictures from the command line.
+
+tf-input plot pe --length 128 --dim 64 -o pe.png
+tf-input plot rope --dim 128 --max-distance 8192 --scaling none,llama3 -o r.png
+tf-input plot lengths corpus.txt --vocab vocab.txt --max-length 128 -o l.png
+
+`add_plot_parser(subparsers)` adds the sub-command to the `tf-input` parser
+(`tf_input.cli.build_parser`); each command stores its handler as `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+import numpy as np
+
+_CHUNK_LINES = 4096  # lines tokenized per call in `plot lengths`
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer, got {text!r}"
+        )
+    return value
+
+
+def _positive_even_int(text):
+    value = _positive_int(text)
+    if value % 2:
+        raise argparse.ArgumentTypeError(
+            f"must be even (sine/cosine or rotated pairs), got {text!r}"
+        )
+    return value
+
+
+def _scalings(text):
+    from tf_input import viz
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in viz.ROPE_SCALINGS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            "must be a comma-separated list of "
+            f"{', '.join(viz.ROPE_SCALINGS)}; got {text!r}"
+        )
+    return names
+
+
+def _cmd_plot_pe(args):
+    from tf_input import viz
+
+    figure = viz.plot_sinusoidal_encoding(
+        args.length,
+        args.dim,
+        max_wavelength=args.max_wavelength,
+        layout=args.layout,
+        path=args.output,
+    )
+    print(
+        f"Wrote the sinusoidal encoding of {args.length} positions x "
+        f"{args.dim} features to {args.output}"
+    )
+    return figure
+
+
+def _cmd_plot_rope(args):
+    from tf_input import viz
+
+    figure = viz.plot_rope_scores(
+        args.dim,
+        args.max_distance,
+        scalings=args.scaling,
+        factor=args.factor,
+        original_max_position_embeddings=args.original_length,
+        max_wavelength=args.max_wavelength,
+        log_distance=args.log,
+        path=args.output,
+    )
+    print(
+        f"Wrote RoPE scores up to distance {args.max_distance} "
+        f"({', '.join(args.scaling)}) to {args.output}"
+    )
+    return figure
+
+
+def read_lines(files):
+    """The lines of UTF-8 text files (invalid bytes replaced), in order."""
+    lines = []
+    for name in files:
+        path = pathlib.Path(name)
+        if not path.is_file():
+            raise FileNotFoundError(f"Text file not found: {str(path)!r}.")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for line in text.split("\n"):
+            lines.append(line[:-1] if line.endswith("\r") else line)
+        if text.endswith("\n"):
+            lines.pop()
+    return lines
+
+
+def token_lengths(tokenizer, lines, special_tokens=0):
+    """Tokens per non-empty line, plus `special_tokens` for each.
+
+    Lines without any token (blank or whitespace-only) are left out, as
+    `tf_input.data.make_dataset` skips them.
+
+    Returns:
+        int64 array, one length per non-empty line.
+    """
+    counts = [
+        tokenizer.tokenize(lines[start : start + _CHUNK_LINES])
+        .row_lengths()
+        .numpy()
+        for start in range(0, len(lines), _CHUNK_LINES)
+    ]
+    counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    return counts[counts > 0].astype(np.int64) + special_tokens
+
+
+def _cmd_plot_lengths(args):
+    from tf_input import cli
+    from tf_input import viz
+
+    tokenizer = cli.load_tokenizer(args.vocab, args.merges, not args.cased)
+    lengths = token_lengths(
+        tokenizer, read_lines(args.files), args.special_tokens
+    )
+    if lengths.size == 0:
+        raise ValueError(
+            "No line of the text files has any token. "
+            f"Received: files={args.files!r}."
+        )
+    figure = viz.plot_lengths(
+        lengths,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        num_buckets=args.num_buckets,
+        bins=args.bins,
+        path=args.output,
+    )
+    efficiencies = viz.padding_efficiencies(
+        lengths,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        num_buckets=args.num_buckets,
+    )
+    print(
+        f"{lengths.size:,} examples, {int(lengths.sum()):,} tokens "
+        f"(mean {lengths.mean():.1f}, max {int(lengths.max())}; "
+        f"{int(np.sum(lengths > args.max_length)):,} over max_length="
+        f"{args.max_length})"
+    )
+    print("padding efficiency (NumPy model, see tf_input.viz):")
+    for mode, value in efficiencies.items():
+        print(f"  {mode:<10}  {value:.1%}")
+    print(f"Wrote {args.output}")
+    return figure
+
+
+def add_plot_parser(subparsers):
+    """Adds `plot pe|rope|lengths` to the `tf-input` sub-commands.
+
+    Args:
+        subparsers: the object returned by `parser.add_subparsers()`.
+
+    Returns:
+        The `plot` parser. Each of its commands sets `run=handler`, a
+        function of the parsed arguments.
+    """
+    plot = subparsers.add_parser(
+        "plot",
+        help="draw position encodings, RoPE scores or length histograms "
+        "(needs matplotlib)",
+    )
+    commands = plot.add_subparsers(dest="plot_command", required=True)
+
+    def output(command):
+        command.add_argument(
+            "-o", "--output", required=True, help="PNG file to write"
+        )
+
+    pe = commands.add_parser("pe", help="sinusoidal position encoding heatmap")
+    pe.add_argument("--length", type=_positive_int, default=128)
+    pe.add_argument(
+        "--dim",
+        type=_positive_even_int,
+        default=64,
+        help="embedding_dim (even)",
+    )
+    pe.add_argument("--max-wavelength", type=float, default=10_000.0)
+    pe.add_argument(
+        "--layout", choices=("interleaved", "concat"), default="interleaved"
+    )
+    output(pe)
+    pe.set_defaults(run=_cmd_plot_pe)
+
+    rope = commands.add_parser(
+        "rope", help="RoPE query-key score vs relative distance"
+    )
+    rope.add_argument(
+        "--dim",
+        type=_positive_even_int,
+        default=128,
+        help="head_dim (even)",
+    )
+    rope.add_argument("--max-distance", type=_positive_int, default=4096)
+    rope.add_argument(
+        "--scaling",
+        type=_scalings,
+        default=["none", "linear", "dynamic", "yarn", "llama3"],
+        help="comma-separated: none,linear,dynamic,yarn,llama3 (default: all)",
+    )
+    rope.add_argument(
+        "--factor", type=float, default=4.0, help="scaling factor"
+    )
+    rope.add_argument(
+        "--original-length",
+        "--original-max-position-embeddings",
+        dest="original_length",
+        type=_positive_int,
+        default=1024,
+        help="the trained context (original_max_position_embeddings)",
+    )
+    rope.add_argument("--max-wavelength", type=float, default=10_000.0)
+    rope.add_argument(
+        "--log", action="store_true", help="logarithmic distance axis"
+    )
+    output(rope)
+    rope.set_defaults(run=_cmd_plot_rope)
+
+    lengths = commands.add_parser(
+        "lengths",
+        help="token length histogram and padding efficiency per batching",
+    )
+    lengths.add_argument(
+        "files", nargs="+", help="text files, one example a line"
+    )
+    lengths.add_argument(
+        "--vocab",
+        required=True,
+        help="vocab.txt (WordPiece), vocab.json (BPE), *.model "
+        "(SentencePiece), or a folder holding one",
+    )
+    lengths.add_argument("--merges", help="merges.txt for BPE")
+    lengths.add_argument(
+        "--cased", action="store_true", help="WordPiece: keep case"
+    )
+    lengths.add_argument("--batch-size", type=_positive_int, default=32)
+    lengths.add_argument("--max-length", type=_positive_int, default=512)
+    lengths.add_argument("--num-buckets", type=_positive_int, default=8)
+    lengths.add_argument(
+        "--special-tokens",
+        type=int,
+        default=2,
+        choices=(0, 1, 2),
+        help="special tokens added to each example (default 2: start and "
+        "end, as make_dataset adds)",
+    )
+    lengths.add_argument("--bins", type=_positive_int, default=50)
+    output(lengths)
+    lengths.set_defaults(run=_cmd_plot_lengths)
+    return plot
