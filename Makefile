@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_layers.py
 	$(PY) benchmarks/bench_tokenizers.py
 	$(PY) benchmarks/bench_pipeline.py
+	$(PY) benchmarks/bench_block.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

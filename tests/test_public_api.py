@@ -18,6 +18,7 @@ LAYERS = [
 REQUIRED = {
     "TokenEmbedding": {"vocabulary_size": 10, "embedding_dim": 4},
     "LearnedPE": {"max_length": 8},
+    "InputBlock": {"vocabulary_size": 10, "embedding_dim": 4},
     "WordPieceTokenizer": {"vocabulary": ["[PAD]", "[UNK]", "a", "##b"]},
 }
 

@@ -21,6 +21,9 @@ if keras.backend.backend() != "tensorflow":
 
 from tf_input import data  # noqa: E402
 from tf_input import viz  # noqa: E402
+from tf_input.block import InputBlock  # noqa: E402
+from tf_input.export import export_text_model  # noqa: E402
+from tf_input.export import load_text_model  # noqa: E402
 from tf_input.layers import LearnedPE  # noqa: E402
 from tf_input.layers import LearnedPositionEmbedding  # noqa: E402
 from tf_input.layers import RotaryEmbedding  # noqa: E402
@@ -32,10 +35,12 @@ from tf_input.tokenizers import BytePairTokenizer  # noqa: E402
 from tf_input.tokenizers import SentencePieceTokenizer  # noqa: E402
 from tf_input.tokenizers import VocabularyTokenizer  # noqa: E402
 from tf_input.tokenizers import WordPieceTokenizer  # noqa: E402
+from tf_input.trace import trace  # noqa: E402
 from tf_input.version import __version__  # noqa: E402
 
 __all__ = [
     "BytePairTokenizer",
+    "InputBlock",
     "LearnedPE",
     "LearnedPositionEmbedding",
     "RotaryEmbedding",
@@ -47,6 +52,9 @@ __all__ = [
     "WordPieceTokenizer",
     "__version__",
     "data",
+    "export_text_model",
+    "load_text_model",
     "sinusoidal_encoding",
+    "trace",
     "viz",
 ]

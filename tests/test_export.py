@@ -1,0 +1,456 @@
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests.shared_data import data_path
+from tests.shared_data import requires_shared_data
+from tf_input.block import InputBlock
+from tf_input.data import make_dataset
+from tf_input.export import export_text_model
+from tf_input.export import load_text_model
+from tf_input.tokenizers import BytePairTokenizer
+from tf_input.tokenizers import VocabularyTokenizer
+from tf_input.tokenizers import WordPieceTokenizer
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CORPUS = ["the cat sat on the mat", "a dog ran", "the dog sat on a cat"]
+TEXTS = [
+    "the cat sat on the mat and the dog ran far away",
+    "a dog",
+    "",
+    "  ",
+    "Ünïcödé 猫 🐈 text, with punctuation!",
+    "the",
+]
+
+
+def vocabulary_tokenizer(**kwargs):
+    tokenizer = VocabularyTokenizer(**kwargs)
+    tokenizer.adapt(CORPUS)
+    return tokenizer
+
+
+def feature_model(names):
+    """A model that returns the features it receives (as int32)."""
+    inputs = {
+        name: keras.Input(
+            (None,),
+            dtype="bool" if name == "padding_mask" else "int32",
+            name=name,
+        )
+        for name in names
+    }
+    outputs = {
+        name: keras.ops.cast(tensor, "int32") for name, tensor in inputs.items()
+    }
+    return keras.Model(inputs, outputs)
+
+
+def block_model(vocabulary_size):
+    """InputBlock -> dense -> masked mean: per-token and pooled outputs."""
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    padding_mask = keras.Input((None,), dtype="bool", name="padding_mask")
+    positions = keras.Input((None,), dtype="int32", name="positions")
+    block = InputBlock(
+        vocabulary_size,
+        16,
+        position="learned",
+        max_length=16,
+        positions_input=True,
+        normalization="layer",
+        dropout=0.3,  # off at serving time: outputs are deterministic
+    )
+    hidden = block({"token_ids": token_ids, "positions": positions})
+    hidden = keras.layers.Dense(16, activation="tanh")(hidden)
+    mask = keras.ops.cast(padding_mask, hidden.dtype)[..., None]
+    pooled = keras.ops.sum(hidden * mask, 1) / keras.ops.maximum(
+        keras.ops.sum(mask, 1), 1.0
+    )
+    inputs = {
+        "token_ids": token_ids,
+        "padding_mask": padding_mask,
+        "positions": positions,
+    }
+    return keras.Model(inputs, {"hidden": hidden, "pooled": pooled})
+
+
+# --- In-graph features -------------------------------------------------------
+@pytest.mark.parametrize("batching", ["longest", "max_length"])
+def test_features_match_the_pipeline(tmp_path, batching):
+    tokenizer = vocabulary_tokenizer()
+    names = ["token_ids", "padding_mask"]
+    module = export_text_model(
+        feature_model(names),
+        tokenizer,
+        str(tmp_path / "m"),
+        max_length=6,
+        batching=batching,
+        add_special_tokens=True,
+    )
+    texts = [t for t in TEXTS if t.strip()]  # the pipeline skips empty ones
+    got = module.serve(tf.constant(texts))
+    # task="lm" (same features as "encode"): make_dataset(task="encode",
+    # batching="max_length") without labels fails in pipeline.py (reported).
+    ds = make_dataset(
+        texts,
+        tokenizer,
+        task="lm",
+        batch_size=len(texts),
+        max_length=6,
+        batching=batching,
+    )
+    want, _ = next(iter(ds))
+    for name in names:
+        np.testing.assert_array_equal(
+            got[name].numpy(), np.asarray(want[name]).astype("int32")
+        )
+    assert got["token_ids"].shape[1] == 6  # longest row is truncated to 6
+
+
+def test_truncation_keeps_the_special_tokens(tmp_path):
+    tokenizer = vocabulary_tokenizer(add_special_tokens=True)
+    names = ["token_ids", "padding_mask", "segment_ids", "positions"]
+    module = export_text_model(
+        feature_model(names), tokenizer, str(tmp_path / "m"), max_length=5
+    )
+    got = module.serve(tf.constant(["the cat sat on the mat", "a", ""]))
+    sos, eos = 1, 2
+    the, cat, sat, a = (
+        tokenizer.token_to_id(t) for t in "the cat sat a".split()
+    )
+    np.testing.assert_array_equal(
+        got["token_ids"].numpy(),
+        [[sos, the, cat, sat, eos], [sos, a, eos, 0, 0], [sos, eos, 0, 0, 0]],
+    )
+    mask = [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]
+    np.testing.assert_array_equal(got["padding_mask"].numpy(), mask)
+    np.testing.assert_array_equal(got["segment_ids"].numpy(), mask)
+    np.testing.assert_array_equal(
+        got["positions"].numpy(),
+        [[0, 1, 2, 3, 4], [0, 1, 2, 0, 0], [0, 1, 0, 0, 0]],
+    )
+    # Without specials: plain truncation; an empty batch has a shape too.
+    plain = export_text_model(
+        feature_model(["token_ids"]),
+        tokenizer,
+        str(tmp_path / "plain"),
+        max_length=2,
+        add_special_tokens=False,
+    )
+    out = plain.serve(tf.constant(["the cat sat"]))["token_ids"].numpy()
+    np.testing.assert_array_equal(out, [[the, cat]])
+    empty = plain.serve(tf.constant([], tf.string))["token_ids"]
+    assert tuple(empty.shape) == (0, 1)
+
+
+def test_single_and_list_inputs(tmp_path):
+    tokenizer = vocabulary_tokenizer()
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    single = keras.Model(token_ids, keras.ops.sum(token_ids, 1))
+    module = export_text_model(
+        single, tokenizer, str(tmp_path / "single"), max_length=8
+    )
+    a, dog, the = (tokenizer.token_to_id(t) for t in ("a", "dog", "the"))
+    np.testing.assert_array_equal(
+        module.serve(tf.constant(["a dog", "the"])).numpy(), [a + dog, the]
+    )
+    mask = keras.Input((None,), dtype="bool", name="padding_mask")
+    listed = keras.Model(
+        [mask, token_ids],
+        keras.ops.sum(token_ids * keras.ops.cast(mask, "int32"), 1),
+    )
+    module = export_text_model(
+        listed, tokenizer, str(tmp_path / "listed"), max_length=8
+    )
+    np.testing.assert_array_equal(
+        module.serve(tf.constant(["a dog"])).numpy(), [a + dog]
+    )
+    loaded = tf.saved_model.load(str(tmp_path / "listed"))
+    out = loaded.signatures["serving_default"](texts=tf.constant(["a dog"]))
+    np.testing.assert_array_equal(out["outputs"].numpy(), [a + dog])
+
+
+# --- Errors ------------------------------------------------------------------
+class Subclassed(keras.Model):
+    def call(self, inputs):
+        return inputs["token_ids"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tokenizer": "vocab.txt"}, r"`tokenizer` must be a tf_input"),
+        ({"max_length": 0}, r"`max_length` must be a positive integer"),
+        (
+            {"batching": "pack"},
+            r"`batching` must be one of \('longest', 'max_length'\)",
+        ),
+        (
+            {"add_special_tokens": "yes"},
+            r"`add_special_tokens` must be True, False or None",
+        ),
+        (
+            {"max_length": 2, "add_special_tokens": True},
+            r"room for the 2 special tokens.*max_length=2",
+        ),
+        ({"path": 3}, r"`path` must be a folder path"),
+        (
+            {"model": Subclassed()},
+            r"must be a functional Keras model.*Subclassed",
+        ),
+        (
+            {"model": feature_model(["token_ids", "mask"])},
+            r"inputs \['token_ids', 'mask'\] \(unknown: \['mask'\]\)",
+        ),
+        (
+            {"model": feature_model(["positions"])},
+            r"`model` must take `token_ids`",
+        ),
+    ],
+)
+def test_bad_arguments(tmp_path, kwargs, message):
+    arguments = {
+        "model": feature_model(["token_ids"]),
+        "tokenizer": vocabulary_tokenizer(),
+        "path": str(tmp_path / "m"),
+        "max_length": 8,
+        **kwargs,
+    }
+    with pytest.raises(ValueError, match=message):
+        export_text_model(**arguments)
+
+
+def test_specials_needed_but_absent(tmp_path):
+    tokenizer = vocabulary_tokenizer()
+
+    class NoSpecials(VocabularyTokenizer):
+        @property
+        def special_tokens(self):
+            return {"pad": 0, "unk": 3}
+
+    tokenizer = NoSpecials()
+    tokenizer.adapt(CORPUS)
+    with pytest.raises(ValueError, match="needs a tokenizer with start or end"):
+        export_text_model(
+            feature_model(["token_ids"]),
+            tokenizer,
+            str(tmp_path / "m"),
+            max_length=8,
+            add_special_tokens=True,
+        )
+
+
+def test_load_text_model_explains_unregistered_ops(tmp_path, monkeypatch):
+    path = tmp_path / "m"
+    export_text_model(
+        feature_model(["token_ids"]),
+        vocabulary_tokenizer(),
+        str(path),
+        max_length=8,
+    )
+    requirements = json.loads((path / "assets.extra/tf_input.json").read_text())
+    assert requirements["non_core_ops"] == []
+    assert requirements["needs_tensorflow_text"] is False
+
+    def unregistered(_):
+        raise tf.errors.NotFoundError(
+            None, None, "Op type not registered 'WordpieceTokenizeWithOffsets'"
+        )
+
+    monkeypatch.setattr(tf.saved_model, "load", unregistered)
+    with pytest.raises(ImportError, match=r"pip install tensorflow-text"):
+        load_text_model(str(path))
+
+
+# --- Fresh process, other folder ---------------------------------------------
+RELOAD_SCRIPT = textwrap.dedent(
+    """
+    import json
+    import os
+    import sys
+
+    os.environ["KERAS_BACKEND"] = "tensorflow"
+    jobs = json.loads(sys.argv[1])
+    import numpy as np
+    import tensorflow as tf
+
+    if any(job["loader"] == "helper" for job in jobs):
+        from tf_input.export import load_text_model
+    report = {"tensorflow_text_imported": [], "errors": {}}
+    for job in jobs:
+        texts = tf.constant(job["texts"])
+        try:
+            if job["loader"] == "plain":
+                loaded = tf.saved_model.load(job["path"])
+            else:
+                loaded = load_text_model(job["path"])
+        except Exception as error:
+            report["errors"][job["path"]] = f"{type(error).__name__}: {error}"
+            continue
+        outputs = loaded.serve(texts)
+        signature = loaded.signatures["serving_default"](texts=texts)
+        arrays = {f"serve_{k}": v.numpy() for k, v in outputs.items()}
+        arrays.update({f"sig_{k}": v.numpy() for k, v in signature.items()})
+        np.savez(job["out"], **arrays)
+    report["tensorflow_text_imported"] = "tensorflow_text" in sys.modules
+    print(json.dumps(report))
+    """
+)
+
+
+def reload_in_fresh_process(jobs):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", RELOAD_SCRIPT, json.dumps(jobs)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def export_and_move(tokenizer, tmp_path, name, batching):
+    model = block_model(tokenizer.vocabulary_size())
+    first = tmp_path / "first" / name
+    module = export_text_model(
+        model,
+        tokenizer,
+        str(first),
+        max_length=12,
+        batching=batching,
+        add_special_tokens=True,
+    )
+    want = module.serve(tf.constant(TEXTS))
+    want = {k: v.numpy() for k, v in want.items()}
+    # The direct call of the Keras model agrees with the SavedModel.
+    features = module.features(tf.constant(TEXTS))
+    features = {
+        k: features[k] for k in ("token_ids", "padding_mask", "positions")
+    }
+    direct = model(features, training=False)
+    np.testing.assert_array_equal(direct["pooled"].numpy(), want["pooled"])
+    moved = tmp_path / "moved" / name
+    moved.parent.mkdir(exist_ok=True)
+    shutil.move(str(first), str(moved))
+    return str(moved), want
+
+
+def check_reloaded(out, want):
+    got = np.load(out)
+    for key, value in want.items():
+        assert got[f"serve_{key}"].dtype == value.dtype
+        np.testing.assert_array_equal(got[f"serve_{key}"], value)
+        np.testing.assert_array_equal(got[f"sig_{key}"], value)
+
+
+TINY_WORDPIECE = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
+    "the cat sat on mat a dog ran ##s , ! t ##e ##x".split()
+)
+
+
+def test_reload_in_a_fresh_process_from_another_folder(tmp_path):
+    # VocabularyTokenizer: plain TensorFlow loads it. A (tiny) WordPiece
+    # model: plain TensorFlow fails at load time, load_text_model works.
+    vocab_path, vocab_want = export_and_move(
+        vocabulary_tokenizer(), tmp_path, "vocab", "max_length"
+    )
+    wordpiece = WordPieceTokenizer(vocabulary=TINY_WORDPIECE)
+    wp_path, wp_want = export_and_move(wordpiece, tmp_path, "wp", "longest")
+    outs = {n: str(tmp_path / f"{n}.npz") for n in ("vocab", "wp", "wp_plain")}
+    plain = reload_in_fresh_process(
+        [
+            {
+                "path": vocab_path,
+                "texts": TEXTS,
+                "loader": "plain",
+                "out": outs["vocab"],
+            },
+            {
+                "path": wp_path,
+                "texts": TEXTS,
+                "loader": "plain",
+                "out": outs["wp_plain"],
+            },
+        ]
+    )
+    assert plain["tensorflow_text_imported"] is False
+    assert vocab_path not in plain["errors"]
+    check_reloaded(outs["vocab"], vocab_want)
+    assert "Op type not registered" in plain["errors"][wp_path]
+    helped = reload_in_fresh_process(
+        [
+            {
+                "path": wp_path,
+                "texts": TEXTS,
+                "loader": "helper",
+                "out": outs["wp"],
+            }
+        ]
+    )
+    assert helped["errors"] == {}
+    check_reloaded(outs["wp"], wp_want)
+
+
+@pytest.mark.slow
+@requires_shared_data
+def test_real_tokenizers_reload_in_a_fresh_process(tmp_path):
+    bpe = BytePairTokenizer.from_files(
+        data_path("gpt2", "vocab.json"), data_path("gpt2", "merges.txt")
+    )
+    wordpiece = WordPieceTokenizer.from_vocab_file(
+        data_path("bert", "bert-base-uncased-vocab.txt")
+    )
+    bpe_path, bpe_want = export_and_move(bpe, tmp_path, "bpe", "longest")
+    wp_path, wp_want = export_and_move(wordpiece, tmp_path, "wp", "longest")
+    requirements = json.loads(
+        (pathlib.Path(wp_path) / "assets.extra" / "tf_input.json").read_text()
+    )
+    assert requirements["needs_tensorflow_text"] is True
+    outs = {n: str(tmp_path / f"{n}.npz") for n in ("bpe", "wp", "wp_plain")}
+    # Byte-pair: a process that imports only TensorFlow.
+    plain = reload_in_fresh_process(
+        [
+            {
+                "path": bpe_path,
+                "texts": TEXTS,
+                "loader": "plain",
+                "out": outs["bpe"],
+            },
+            {
+                "path": wp_path,
+                "texts": TEXTS,
+                "loader": "plain",
+                "out": outs["wp_plain"],
+            },
+        ]
+    )
+    assert plain["tensorflow_text_imported"] is False
+    assert bpe_path not in plain["errors"]
+    check_reloaded(outs["bpe"], bpe_want)
+    # WordPiece needs tensorflow_text: plain TensorFlow cannot load it...
+    assert "Op type not registered" in plain["errors"][wp_path]
+    # ...and load_text_model can.
+    helped = reload_in_fresh_process(
+        [
+            {
+                "path": wp_path,
+                "texts": TEXTS,
+                "loader": "helper",
+                "out": outs["wp"],
+            }
+        ]
+    )
+    assert helped["errors"] == {}
+    check_reloaded(outs["wp"], wp_want)

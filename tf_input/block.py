@@ -1,0 +1,368 @@
+"""`InputBlock`: token ids in, the first Transformer block's input out."""
+
+from __future__ import annotations
+
+import numbers
+
+import keras
+from keras import ops
+
+from tf_input._validation import check_one_of
+from tf_input._validation import check_optional_int
+from tf_input._validation import check_positive_int
+from tf_input.layers.learned_pe import LearnedPE
+from tf_input.layers.rotary_embedding import RotaryEmbedding
+from tf_input.layers.sinusoidal_pe import SinusoidalPE
+from tf_input.layers.token_embedding import TokenEmbedding
+
+POSITIONS = ("sinusoidal", "learned", "rope", "none")
+NORMALIZATIONS = (None, "layer", "rms")
+# `rope=` takes RotaryEmbedding's arguments, and Hugging Face's config names
+# for two of them.
+ROPE_KEYS = (
+    "max_wavelength",
+    "layout",
+    "rotary_dim",
+    "scaling",
+    "sequence_axis",
+    "feature_axis",
+)
+ROPE_ALIASES = {"rope_theta": "max_wavelength", "rope_scaling": "scaling"}
+LAYER_NORM_EPSILON = 1e-6
+
+
+def _check_rope(rope, position):
+    if rope is None:
+        return None
+    if position != "rope":
+        raise ValueError(
+            "`rope` configures the rotary embedding and only applies with "
+            f"position='rope'. Received: rope={rope!r} with "
+            f"position={position!r}. Remove `rope` or set position='rope'."
+        )
+    if not isinstance(rope, dict):
+        raise ValueError(
+            "`rope` must be None or a dict of `RotaryEmbedding` arguments, "
+            "e.g. {'max_wavelength': 500000.0, 'scaling': {'rope_type': "
+            f"'linear', 'factor': 4.0}}}}. Received: rope={rope!r}."
+        )
+    config = {}
+    for key, value in rope.items():
+        name = ROPE_ALIASES.get(key, key)
+        if name not in ROPE_KEYS or name in config:
+            raise ValueError(
+                f"`rope` takes the keys {ROPE_KEYS} (or the Hugging Face "
+                f"names {tuple(ROPE_ALIASES)}), each once. Received: "
+                f"rope={rope!r}."
+            )
+        config[name] = value
+    return config
+
+
+@keras.saving.register_keras_serializable(package="tf_input")
+class InputBlock(keras.Model):
+    """Turns token ids into the tensor the first Transformer block reads.
+
+    A functional Keras model (so `summary()` and `keras.utils.plot_model`
+    show its graph) computing
+
+        dropout(norm(TokenEmbedding(token_ids)
+                     + segment_embedding(segment_ids)     # num_segments > 0
+                     + position))                         # additive schemes
+
+    with the padding mask (`token_ids != padding_id`) attached to the output,
+    so Keras passes it on to the layers that follow.
+
+    `position` chooses the position information:
+
+    * `"sinusoidal"`: the fixed encoding of the paper (`SinusoidalPE`), any
+      length.
+    * `"learned"`: a trained table (`LearnedPE`) of `max_length` rows; a
+      longer input is an error naming both lengths.
+    * `"rope"`: nothing is added here. `block.rotary` is a configured
+      `RotaryEmbedding` for the attention layers to apply to queries and
+      keys, `block.rotary(q, positions=...)`; `rope=` takes its arguments.
+    * `"none"`: no position information at all (the model then sees a bag
+      of tokens).
+
+    Inputs: with only `token_ids`, the block takes the int tensor
+    `(batch, seq_len)` itself. With `num_segments > 0` or
+    `positions_input=True` it takes a dict with the keys below, the names
+    of `tf_input.data.make_dataset`'s features; extra keys such as
+    `padding_mask` can be left to the outer model.
+
+    * `token_ids`: int `(batch, seq_len)`.
+    * `segment_ids`: int `(batch, seq_len)` in `[0, num_segments)`, BERT's
+      token types (sentence A = 0, sentence B = 1). Only with
+      `num_segments > 0`. Not the segment numbers of packed rows (1, 2, ...
+      per example): those are for the attention mask
+      (`tf_input.data.segment_attention_mask`), not for this block.
+    * `positions`: int `(batch, seq_len)`, the position of each token, e.g.
+      restarting at 0 in each example of a packed row. Only with
+      `positions_input=True` (and an additive `position`).
+
+    Under mixed precision the tables stay float32, position math is done in
+    float32, and the output is in the compute dtype (e.g. bfloat16).
+
+    Args:
+        vocabulary_size: int. Number of token ids.
+        embedding_dim: int. Width `D` of the output (even for
+            `"sinusoidal"`).
+        position: str, one of `"sinusoidal"`, `"learned"`, `"rope"`,
+            `"none"`. Defaults to `"sinusoidal"`.
+        max_length: int or None. Rows of the learned table; required for
+            `"learned"`. With other schemes it is only kept in the config
+            (so one set of arguments fits every scheme). Defaults to `None`.
+        num_segments: int. Number of segment (token type) ids; 0 for no
+            segment embedding and no `segment_ids` input. Defaults to `0`.
+        dropout: float in `[0, 1)`. Dropout rate on the output. Defaults to
+            `0.0`.
+        normalization: None, `"layer"` (LayerNormalization) or `"rms"`
+            (RMSNormalization), applied before dropout; epsilon `1e-6`.
+            Defaults to `None`.
+        padding_id: int or None. The id masked out as padding; None for no
+            mask. Defaults to `0`.
+        scale: bool. Multiply token embeddings by `sqrt(embedding_dim)`.
+            Defaults to `True`.
+        rope: dict or None. Arguments of `RotaryEmbedding` for
+            `position="rope"`: `max_wavelength`, `layout`, `rotary_dim`,
+            `scaling` (a Hugging Face `rope_scaling` dict), `sequence_axis`,
+            `feature_axis`; the Hugging Face names `rope_theta` and
+            `rope_scaling` are accepted too. Defaults to `None`.
+        positions_input: bool. Add a `positions` input (packed rows) used
+            by the position encoding instead of `0, 1, ..., seq_len - 1`.
+            Needs `position` `"sinusoidal"` or `"learned"`; with `"rope"`
+            pass the positions to `block.rotary` instead. Defaults to
+            `False`.
+        name: str or None. Model name.
+        **kwargs: base `keras.Model` arguments, e.g. `dtype`, `trainable`.
+
+    Call arguments:
+        inputs: int tensor `(batch, seq_len)`, or a dict as described above.
+        training: bool. Whether dropout is on.
+
+    Returns:
+        float tensor `(batch, seq_len, embedding_dim)` in the compute dtype,
+        with the padding mask `(batch, seq_len)` attached.
+
+    Example:
+
+    >>> block = tf_input.block.InputBlock(100, 8, position="learned",
+    ...                                   max_length=16)
+    >>> x = block(np.array([[5, 7, 0]]))
+    >>> tuple(x.shape), x.dtype.name
+    ((1, 3, 8), 'float32')
+    >>> x._keras_mask.numpy().tolist()
+    [[True, True, False]]
+    >>> rope_block = tf_input.block.InputBlock(
+    ...     100, 8, position="rope", rope={"max_wavelength": 500_000.0})
+    >>> q = np.ones((1, 3, 2, 4), "float32")  # (batch, seq, heads, head_dim)
+    >>> tuple(rope_block.rotary(q).shape)
+    (1, 3, 2, 4)
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        embedding_dim,
+        *,
+        position="sinusoidal",
+        max_length=None,
+        num_segments=0,
+        dropout=0.0,
+        normalization=None,
+        padding_id=0,
+        scale=True,
+        rope=None,
+        positions_input=False,
+        name=None,
+        **kwargs,
+    ):
+        # === Arguments ===
+        vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
+        embedding_dim = check_positive_int("embedding_dim", embedding_dim)
+        position = check_one_of("position", position, POSITIONS)
+        max_length = check_optional_int("max_length", max_length, 1)
+        if position == "learned" and max_length is None:
+            raise ValueError(
+                "position='learned' needs `max_length`, the number of rows "
+                "of the position table (the longest input). Received: "
+                "max_length=None. Pass e.g. max_length=512, or use "
+                "position='sinusoidal', which has no length limit."
+            )
+        num_segments = check_optional_int("num_segments", num_segments, 0)
+        if num_segments is None:
+            num_segments = 0
+        if (
+            isinstance(dropout, bool)
+            or not isinstance(dropout, numbers.Real)
+            or not 0 <= dropout < 1
+        ):
+            raise ValueError(
+                "`dropout` must be a number in [0, 1). "
+                f"Received: dropout={dropout!r}."
+            )
+        dropout = float(dropout)
+        normalization = check_one_of(
+            "normalization", normalization, NORMALIZATIONS
+        )
+        rope = _check_rope(rope, position)
+        if not isinstance(positions_input, bool):
+            raise ValueError(
+                "`positions_input` must be True or False. "
+                f"Received: positions_input={positions_input!r}."
+            )
+        if positions_input and position not in ("sinusoidal", "learned"):
+            raise ValueError(
+                "`positions_input=True` feeds explicit positions to an "
+                "additive position encoding, so it needs position "
+                "'sinusoidal' or 'learned'. Received: "
+                f"position={position!r}. With 'rope', pass the positions "
+                "to `block.rotary(q, positions=...)` in attention instead."
+            )
+        dtype = kwargs.pop("dtype", None)
+
+        # === Layers ===
+        token_embedding = TokenEmbedding(
+            vocabulary_size,
+            embedding_dim,
+            scale=scale,
+            padding_id=padding_id,
+            dtype=dtype,
+            name="token_embedding",
+        )
+        segment_embedding = None
+        if num_segments:
+            segment_embedding = TokenEmbedding(
+                num_segments,
+                embedding_dim,
+                scale=False,
+                padding_id=None,
+                dtype=dtype,
+                name="segment_embedding",
+            )
+        position_embedding = None
+        if position == "sinusoidal":
+            position_embedding = SinusoidalPE(
+                dtype=dtype, name="position_embedding"
+            )
+        elif position == "learned":
+            position_embedding = LearnedPE(
+                max_length, dtype=dtype, name="position_embedding"
+            )
+        rotary = None
+        if position == "rope":
+            rotary = RotaryEmbedding(
+                **(rope or {}), dtype=dtype, name="rotary_embedding"
+            )
+        norm = None
+        if normalization == "layer":
+            norm = keras.layers.LayerNormalization(
+                epsilon=LAYER_NORM_EPSILON, dtype=dtype, name="normalization"
+            )
+        elif normalization == "rms":
+            norm = keras.layers.RMSNormalization(
+                epsilon=LAYER_NORM_EPSILON, dtype=dtype, name="normalization"
+            )
+        dropout_layer = None
+        if dropout > 0:
+            dropout_layer = keras.layers.Dropout(
+                dropout, dtype=dtype, name="dropout"
+            )
+
+        # === Functional Model ===
+        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+        inputs = {"token_ids": token_ids}
+        x = token_embedding(token_ids)
+        if segment_embedding is not None:
+            segment_ids = keras.Input(
+                (None,), dtype="int32", name="segment_ids"
+            )
+            inputs["segment_ids"] = segment_ids
+            x = keras.layers.Add(dtype=dtype, name="add_segment")(
+                [x, segment_embedding(segment_ids)]
+            )
+        if position_embedding is not None:
+            if positions_input:
+                positions = keras.Input(
+                    (None,), dtype="int32", name="positions"
+                )
+                inputs["positions"] = positions
+                x = position_embedding(x, positions=positions)
+            else:
+                x = position_embedding(x)
+        if norm is not None:
+            x = norm(x)
+        if dropout_layer is not None:
+            x = dropout_layer(x)
+        super().__init__(
+            inputs=token_ids if len(inputs) == 1 else inputs,
+            outputs=x,
+            dtype=dtype,
+            name=name,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.embedding_dim = embedding_dim
+        self.position = position
+        self.max_length = max_length
+        self.num_segments = num_segments
+        self.dropout = dropout
+        self.normalization = normalization
+        self.padding_id = token_embedding.padding_id
+        self.scale = token_embedding.scale
+        if rope is not None and "scaling" in rope:
+            rope["scaling"] = rotary.scaling  # normalised: `rope_type` key
+        self.rope = rope
+        self.positions_input = positions_input
+        # === Sublayers, for direct use (e.g. `tf_input.trace`) ===
+        self.token_embedding = token_embedding
+        self.segment_embedding = segment_embedding
+        self.position_embedding = position_embedding
+        self.rotary = rotary
+        self.norm = norm
+        self.dropout_layer = dropout_layer
+
+    @property
+    def input_names(self):
+        """The names of the inputs, e.g. `("token_ids", "segment_ids")`."""
+        names = ["token_ids"]
+        if self.num_segments:
+            names.append("segment_ids")
+        if self.positions_input:
+            names.append("positions")
+        return tuple(names)
+
+    def compute_mask(self, inputs, mask=None):
+        # Functional models lose their inner masks when called on symbolic
+        # inputs (nested in another model); compute it from the ids here.
+        if self.padding_id is None:
+            return None
+        token_ids = inputs["token_ids"] if isinstance(inputs, dict) else inputs
+        return ops.not_equal(token_ids, self.padding_id)
+
+    def get_config(self):
+        # Not chained to Functional: its config describes the graph, ours
+        # the arguments (rebuilt by `from_config`).
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "vocabulary_size": self.vocabulary_size,
+            "embedding_dim": self.embedding_dim,
+            "position": self.position,
+            "max_length": self.max_length,
+            "num_segments": self.num_segments,
+            "dropout": self.dropout,
+            "normalization": self.normalization,
+            "padding_id": self.padding_id,
+            "scale": self.scale,
+            "rope": self.rope,
+            "positions_input": self.positions_input,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

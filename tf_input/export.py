@@ -1,0 +1,352 @@
+"""SavedModels that take raw strings: tokenizer + padding + model in one graph.
+
+Keras 3 cannot build a functional model from `keras.Input(dtype="string")`,
+and a subclassed model cannot go through `model.export`. So the exported
+object is a `tf.Module` that holds the tokenizer and the model (their
+variables, lookup tables and assets are saved with it) and one
+`tf.function` with an input signature, `serve(texts)`.
+
+Which tokenizers load with plain TensorFlow: `VocabularyTokenizer` and
+`BytePairTokenizer` use core TensorFlow ops only, so
+`tf.saved_model.load(path)` works in a process that imports nothing but
+`tensorflow`. `WordPieceTokenizer` and `SentencePieceTokenizer` use
+`tensorflow_text` ops; TensorFlow checks every op when it loads the graph,
+so a process that has not run `import tensorflow_text` fails inside
+`tf.saved_model.load` with "Op type not registered", before any code of the
+SavedModel can run. `load_text_model(path)` reads the list of such ops that
+`export_text_model` writes next to the model, imports `tensorflow_text`
+when needed, and says what to install if it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import keras
+import tensorflow as tf
+
+from tf_input._validation import check_one_of
+from tf_input._validation import check_positive_int
+from tf_input.data.pipeline import special_ids
+from tf_input.tokenizers.base import Tokenizer
+
+BATCHINGS = ("longest", "max_length")
+FEATURES = ("token_ids", "padding_mask", "segment_ids", "positions")
+# Written by `export_text_model`, read by `load_text_model`. `assets.extra`
+# is the SavedModel folder for files TensorFlow itself does not read.
+REQUIREMENTS_FILE = os.path.join("assets.extra", "tf_input.json")
+PADDING_ID = 0
+
+
+def _model_inputs(model):
+    """`(names, pack)`: the feature names the model takes and a function
+    that builds its call argument from a dict of features."""
+    structure = getattr(model, "_inputs_struct", None)
+    if not isinstance(model, keras.Model) or structure is None:
+        raise ValueError(
+            "`model` must be a functional Keras model (built from "
+            "`keras.Input`s named after the pipeline's features: "
+            f"{FEATURES}). Received: model of type {type(model).__name__}. "
+            "Wrap a subclassed model: `inputs = {'token_ids': keras.Input("
+            "(None,), dtype='int32', name='token_ids')}; "
+            "keras.Model(inputs, subclassed(inputs))`."
+        )
+    if isinstance(structure, dict):
+        names = list(structure)
+
+        def pack(features):
+            return {name: features[name] for name in names}
+
+    else:
+        flat = keras.tree.flatten(structure)
+        names = [tensor.name for tensor in flat]
+
+        def pack(features):
+            return keras.tree.pack_sequence_as(
+                structure, [features[name] for name in names]
+            )
+
+    unknown = [name for name in names if name not in FEATURES]
+    if "token_ids" not in names or unknown:
+        raise ValueError(
+            "`model` must take `token_ids`, and may also take "
+            f"{FEATURES[1:]}, as named inputs: the features of "
+            "`tf_input.data.make_dataset`. Received: a model with inputs "
+            f"{names} (unknown: {unknown}). Name each `keras.Input` after "
+            "the feature it receives."
+        )
+    return names, pack
+
+
+def _non_core_ops(concrete_function):
+    """Op types in the function (and the functions it calls) that are not
+    core TensorFlow ops (e.g. `tensorflow_text` ops)."""
+    graph_def = concrete_function.graph.as_graph_def()
+    types = {node.op for node in graph_def.node}
+    for function in graph_def.library.function:
+        types.update(node.op for node in function.node_def)
+    library = {f.signature.name for f in graph_def.library.function}
+    return sorted(
+        t for t in types if t not in library and not hasattr(tf.raw_ops, t)
+    )
+
+
+class _TextModel(tf.Module):
+    """Tokenizer, truncation, special tokens, padding and model in a graph."""
+
+    def __init__(self, model, tokenizer, *, max_length, batching, specials):
+        super().__init__(name="text_model")
+        self.model = model
+        self.tokenizer = tokenizer
+        self._max_length = max_length
+        self._batching = batching
+        self._start, self._end = specials
+        self._names, self._pack = _model_inputs(model)
+
+    def features(self, texts):
+        """`[N]` strings -> the dict of padded `[N, S]` features."""
+        # Tokens without specials, cut to leave room for them, then the
+        # specials: the order of `tf_input.data.make_dataset`.
+        ids = tf.cast(self.tokenizer._tokenize_batch(texts), "int32")
+        capacity = self._max_length - len(self._start) - len(self._end)
+        ids = ids[:, :capacity]
+        rows = ids.nrows()
+        parts = []
+        if self._start:
+            start = tf.constant(self._start, "int32")[None]
+            parts.append(tf.RaggedTensor.from_tensor(tf.tile(start, [rows, 1])))
+        parts.append(ids)
+        if self._end:
+            end = tf.constant(self._end, "int32")[None]
+            parts.append(tf.RaggedTensor.from_tensor(tf.tile(end, [rows, 1])))
+        if len(parts) > 1:
+            ids = tf.concat(parts, axis=1)
+        lengths = ids.row_lengths()
+        if self._batching == "max_length":
+            size = tf.constant(self._max_length, tf.int64)
+        else:  # "longest"; at least 1 so that an empty batch has a shape
+            size = tf.reduce_max(tf.concat([lengths, [1]], 0))
+        token_ids = ids.to_tensor(PADDING_ID, shape=tf.stack([rows, size]))
+        padding_mask = tf.sequence_mask(lengths, size)
+        # One example per row: segment 1, padding 0, positions from 0 (as
+        # in a packed row holding a single example).
+        segment_ids = tf.cast(padding_mask, "int32")
+        positions = tf.range(tf.cast(size, "int32"))[None] * segment_ids
+        return {
+            "token_ids": token_ids,
+            "padding_mask": padding_mask,
+            "segment_ids": segment_ids,
+            "positions": positions,
+        }
+
+    @tf.function(
+        input_signature=[tf.TensorSpec([None], tf.string, name="texts")]
+    )
+    def serve(self, texts):
+        features = self.features(texts)
+        return self.model(self._pack(features), training=False)
+
+    @tf.function(
+        input_signature=[tf.TensorSpec([None], tf.string, name="texts")]
+    )
+    def serving_default(self, texts):
+        outputs = self.serve(texts)
+        if isinstance(outputs, dict):
+            return outputs
+        flat = tf.nest.flatten(outputs)
+        if len(flat) == 1:
+            return {"outputs": flat[0]}
+        return {f"output_{i}": tensor for i, tensor in enumerate(flat)}
+
+
+def export_text_model(
+    model,
+    tokenizer,
+    path,
+    *,
+    max_length,
+    batching="longest",
+    add_special_tokens=None,
+):
+    """Saves `model` as a SavedModel whose serving function takes raw text.
+
+    The SavedModel's `serve` function and its `serving_default` signature
+    take `texts`, a `tf.string` batch `[None]`, and run in one graph:
+
+    1. the tokenizer (without special tokens);
+    2. truncation to `max_length` minus the number of special tokens, then
+       the tokenizer's start/end tokens (roles `bos`/`eos`, else
+       `cls`/`sep`, e.g. `[CLS]`/`[SEP]`), if `add_special_tokens` — the
+       same tokens and order as `tf_input.data.make_dataset`, so the
+       specials are never cut off;
+    3. padding with id 0, to the longest row (`batching="longest"`) or to
+       `max_length` (`"max_length"`);
+    4. the model, called with `training=False` on the features it declares
+       as inputs, by name: `token_ids` (int32 `[B, S]`) and optionally
+       `padding_mask` (bool `[B, S]`), `segment_ids` (int32, 1 on tokens
+       and 0 on padding: one example per row, the pipeline's convention)
+       and `positions` (int32, `0..length-1` on tokens, 0 on padding).
+
+    `serve(texts)` returns the model's outputs as they are; the
+    `serving_default` signature returns a dict (`{"outputs": ...}` for a
+    single output). An empty string gives a row of only special tokens (or
+    only padding). The tokenizer's vocabulary and the model's weights are
+    saved in `path`, so the folder can be moved: reloaded in a fresh process
+    from another folder it returns exactly what the original returned.
+
+    Loading: a SavedModel with `VocabularyTokenizer` or `BytePairTokenizer`
+    loads with `tf.saved_model.load(path)` in a process that imports only
+    `tensorflow`. With `WordPieceTokenizer` or `SentencePieceTokenizer` the
+    graph holds `tensorflow_text` ops: run `import tensorflow_text` before
+    `tf.saved_model.load`, or use `tf_input.export.load_text_model(path)`,
+    which does it (TensorFlow itself fails with "Op type not registered"
+    otherwise, before any code of the SavedModel runs). The op types that
+    need an import are written to `assets.extra/tf_input.json`.
+
+    Args:
+        model: a functional `keras.Model` whose inputs are named after the
+            features above (e.g. an `InputBlock` followed by the rest of
+            the network).
+        tokenizer: a `tf_input` tokenizer.
+        path: str. Folder to write the SavedModel to.
+        max_length: int. Longest row, special tokens included; longer texts
+            are truncated.
+        batching: str, `"longest"` or `"max_length"`. Defaults to
+            `"longest"`.
+        add_special_tokens: bool or None. Add the tokenizer's start and end
+            tokens. None follows `tokenizer.add_special_tokens`. Pass True
+            for a tokenizer built with `add_special_tokens=False` and a
+            model trained on `make_dataset(..., add_special_tokens=True)`.
+            Defaults to `None`.
+
+    Returns:
+        The `tf.Module` that was saved (its `serve` works in this process).
+
+    Example:
+
+    >>> tokenizer = tf_input.VocabularyTokenizer()
+    >>> tokenizer.adapt(["the cat sat", "a dog"])
+    >>> token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    >>> model = keras.Model(token_ids, token_ids * 10)
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = tf_input.export.export_text_model(
+    ...     model, tokenizer, folder, max_length=4, add_special_tokens=True)
+    >>> reloaded = tf.saved_model.load(folder)
+    >>> reloaded.serve(tf.constant(["the cat sat down", "a"])).numpy()
+    array([[10, 40, 50, 20],
+           [10, 70, 20,  0]], dtype=int32)
+    """
+    if not isinstance(tokenizer, Tokenizer):
+        raise ValueError(
+            "`tokenizer` must be a tf_input tokenizer (e.g. "
+            "`tf_input.tokenizers.WordPieceTokenizer`). "
+            f"Received: tokenizer of type {type(tokenizer).__name__}."
+        )
+    max_length = check_positive_int("max_length", max_length)
+    batching = check_one_of("batching", batching, BATCHINGS)
+    if add_special_tokens is None:
+        add_special_tokens = tokenizer.add_special_tokens
+    if not isinstance(add_special_tokens, bool):
+        raise ValueError(
+            "`add_special_tokens` must be True, False or None. "
+            f"Received: add_special_tokens={add_special_tokens!r}."
+        )
+    specials = ([], [])
+    if add_special_tokens:
+        # The pipeline's choice: `bos` (else `cls`) and `eos` (else `sep`).
+        start, end = special_ids(tokenizer)
+        specials = (
+            [] if start is None else [start],
+            [] if end is None else [end],
+        )
+        if start is None and end is None:
+            raise ValueError(
+                "`add_special_tokens=True` needs a tokenizer with start or "
+                "end tokens (roles 'bos'/'cls' and 'eos'/'sep'), but this "
+                f"{type(tokenizer).__name__} has none "
+                f"(special_tokens={tokenizer.special_tokens}). "
+                "Pass add_special_tokens=False."
+            )
+    num_specials = len(specials[0]) + len(specials[1])
+    if max_length < num_specials + 1:
+        raise ValueError(
+            f"`max_length` must leave room for the {num_specials} special "
+            "tokens and at least one token. "
+            f"Received: max_length={max_length}."
+        )
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(
+            "`path` must be a folder path (str or os.PathLike). "
+            f"Received: path={path!r}."
+        )
+    module = _TextModel(
+        model,
+        tokenizer,
+        max_length=max_length,
+        batching=batching,
+        specials=specials,
+    )
+    concrete = module.serve.get_concrete_function()
+    signature = module.serving_default.get_concrete_function()
+    path = os.fspath(path)
+    tf.saved_model.save(module, path, signatures={"serving_default": signature})
+    requirements = {
+        "format": 1,
+        "tokenizer": type(tokenizer).__name__,
+        "non_core_ops": _non_core_ops(concrete),
+    }
+    requirements["needs_tensorflow_text"] = bool(requirements["non_core_ops"])
+    os.makedirs(os.path.join(path, "assets.extra"), exist_ok=True)
+    with open(os.path.join(path, REQUIREMENTS_FILE), "w") as file:
+        json.dump(requirements, file, indent=2)
+    return module
+
+
+def load_text_model(path):
+    """Loads a SavedModel written by `export_text_model`.
+
+    The same as `tf.saved_model.load(path)`, except that it first imports
+    `tensorflow_text` when the model's tokenizer needs it
+    (`WordPieceTokenizer`, `SentencePieceTokenizer`), and replaces
+    TensorFlow's bare "Op type not registered" error with one that says
+    what to install. `VocabularyTokenizer` and `BytePairTokenizer` models
+    need no import at all.
+
+    Args:
+        path: str. The SavedModel folder.
+
+    Returns:
+        The loaded object; call `loaded.serve(texts)` or
+        `loaded.signatures["serving_default"](texts=texts)`.
+    """
+    path = os.fspath(path)
+    requirements = {}
+    requirements_path = os.path.join(path, REQUIREMENTS_FILE)
+    if os.path.exists(requirements_path):
+        with open(requirements_path) as file:
+            requirements = json.load(file)
+    ops = requirements.get("non_core_ops", [])
+    problem = None
+    if ops:
+        try:
+            import tensorflow_text  # noqa: F401  (registers its ops)
+        except ImportError as error:
+            problem = error
+    try:
+        if problem is None:
+            return tf.saved_model.load(path)
+    except tf.errors.NotFoundError as error:
+        if "Op type not registered" not in str(error):
+            raise
+        problem = error
+    raise ImportError(
+        f"The SavedModel at {path!r} uses TensorFlow ops that are not part "
+        f"of core TensorFlow (from its tokenizer, "
+        f"{requirements.get('tokenizer', 'unknown')}): "
+        f"{ops or 'see the error above'}. They come from `tensorflow_text`: "
+        "`pip install tensorflow-text` (the version matching TensorFlow "
+        f"{tf.__version__}) and `import tensorflow_text` before "
+        "`tf.saved_model.load`."
+    ) from problem
