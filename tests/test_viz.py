@@ -318,7 +318,8 @@ def test_padding_efficiencies_truncation_and_empty_examples():
     assert got["max_length"] == pytest.approx(12 / 16)
     assert got["pack"] == pytest.approx(16 / 16)
     assert viz.quantile_boundaries([12, 0, 4], 8, 8) == [4, 8]
-    assert got["bucket"] == pytest.approx(12 / (2 * 4 + 2 * 8))
+    # The 4-token row is left over in its bucket and moves up to the 8s.
+    assert got["bucket"] == pytest.approx(12 / (2 * 8))
 
 
 def test_quantile_boundaries_split_examples_evenly():
@@ -399,7 +400,11 @@ def test_model_agrees_with_pipeline_stats():
             bucket_boundaries=boundaries if mode == "bucket" else None,
         )
         measured = stats(dataset)["padding_efficiency"]
-        assert model[mode] == pytest.approx(measured, abs=1e-12), mode
+        if mode == "pack":  # the model packs ideally: an upper bound
+            assert measured <= model[mode] + 1e-12
+            assert measured > 0.8 * model[mode]
+        else:
+            assert model[mode] == pytest.approx(measured, abs=1e-12), mode
 
 
 @pytest.mark.parametrize(

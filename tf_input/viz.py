@@ -584,15 +584,18 @@ def padding_efficiencies(
     * `"bucket"`: rows cut to `max_length` and put in the bucket of the
       smallest boundary >= their length (`quantile_boundaries`, or
       `bucket_boundaries`); each bucket's rows in batches of `batch_size`
-      padded to the boundary, its partial batch filled with padding rows.
-    * `"pack"`: all tokens (none cut) laid end to end in rows of exactly
+      padded to the boundary. At the end, a bucket's leftover rows move up
+      to the next bucket; the last bucket's partial batch is filled with
+      padding rows.
+    * `"pack"`: the ideal: all tokens laid end to end in rows of exactly
       `max_length`; the rows in batches of `batch_size`, a partial last
-      batch filled. (`make_dataset` packs each chunk of lines separately,
-      which leaves one partly filled row per chunk.)
+      batch filled. `make_dataset` keeps each example whole in one row
+      (only one longer than `max_length` is split), so this is an upper
+      bound on what it reaches.
 
     With the same lengths, order and boundaries, `"longest"`,
     `"max_length"` and `"bucket"` give what `tf_input.data.stats` counts on
-    `make_dataset`'s batches; `"pack"` too when the data fits in one chunk.
+    `make_dataset`'s batches.
 
     Args:
         lengths: 1-D sequence of non-negative ints, tokens per example.
@@ -640,9 +643,16 @@ def padding_efficiencies(
     }
     bucket_of = np.searchsorted(boundaries, cut, side="left")
     counts = np.bincount(bucket_of, minlength=len(boundaries))
-    padded["bucket"] = sum(
-        full_batches(int(c)) * b for c, b in zip(counts, boundaries)
-    )
+    # At the end of the data a bucket's leftover rows move up to the next
+    # bucket; only the last one ends with a partial (filled) batch.
+    padded["bucket"], carried = 0, 0
+    for index, (count, boundary) in enumerate(zip(counts, boundaries)):
+        rows = int(count) + carried
+        if index == len(boundaries) - 1:
+            padded["bucket"] += full_batches(rows) * boundary
+        else:
+            carried = rows % batch_size
+            padded["bucket"] += (rows - carried) * boundary
     total = int(lengths.sum())
     rows = -(-total // max_length)
     padded["pack"] = full_batches(rows) * max_length

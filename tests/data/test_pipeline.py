@@ -205,9 +205,18 @@ def test_pack_rows_segments_and_positions(tokenizer):
     batches = as_lists(ds)
     token_ids = np.concatenate([f["token_ids"] for f, _ in batches])
     mask = np.concatenate([f["padding_mask"] for f, _ in batches])
-    # Laid end to end, in order, cut every 8 tokens: nothing lost.
-    assert token_ids[mask].tolist() == stream
-    assert mask.sum() == len(stream) and mask.reshape(-1)[: len(stream)].all()
+    # Nothing lost: the same tokens, and every example whole in one
+    # segment, except that one longer than 8 is cut into pieces of 8.
+    assert sorted(token_ids[mask].tolist()) == sorted(stream)
+    segments = np.concatenate([f["segment_ids"] for f, _ in batches])
+    got = sorted(
+        token_ids[r][segments[r] == s].tolist()
+        for r in range(len(segments))
+        for s in range(1, segments[r].max() + 1)
+    )
+    assert got == sorted(
+        row[i : i + 8] for row in rows for i in range(0, len(row), 8)
+    )
     for features, labels in batches:
         segments = features["segment_ids"]
         positions = features["positions"]
@@ -552,3 +561,23 @@ def test_bad_tokenizers(tokenizer):
             task="seq2seq",
             **kwargs,
         )
+
+
+def test_bucket_leftovers_move_up_instead_of_fill_rows():
+    tokenizer = VocabularyTokenizer()
+    tokenizer.adapt(["a b c d e"])
+    # With the start and end tokens: lengths 3, 4, 3 (bucket 4)
+    # and 7 (bucket 8).
+    lines = ["a", "a b", "b", "a b c d e"]
+    kwargs = dict(
+        batch_size=2, max_length=8, batching="bucket", bucket_boundaries=[4]
+    )
+    batches = as_lists(make_dataset(lines, tokenizer, **kwargs))
+    shapes = [f["token_ids"].shape for f, _ in batches]
+    # The third bucket-4 row joins the bucket-8 row: no all-padding row.
+    assert shapes == [(2, 4), (2, 8)]
+    assert all(f["padding_mask"].any(axis=1).all() for f, _ in batches)
+    ids = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"]]]
+    assert len(ids) == 3 + 4 + 3 + 7
+    dropped = make_dataset(lines, tokenizer, drop_remainder=True, **kwargs)
+    assert [f["token_ids"].shape for f, _ in as_lists(dropped)] == [(2, 4)]

@@ -43,7 +43,9 @@ def tiny_model(vocabulary_size, packed=False, mask_dtype="bool"):
 @pytest.mark.parametrize(
     "batching",
     [
-        "max_length",
+        # max_length: `fit` on it also runs, under MirroredStrategy, in
+        # test_mirrored_strategy_on_two_logical_cpus.
+        pytest.param("max_length", marks=pytest.mark.slow),
         "pack",
         pytest.param("longest", marks=pytest.mark.slow),
         pytest.param("bucket", marks=pytest.mark.slow),

@@ -189,7 +189,7 @@ class _Plan:
 
     def pack(self, rows):
         packed = packing.pack_rows(rows["ids"], self.max_length)
-        packed["truncated"] = tf.zeros([packed["ids"].nrows()], tf.bool)
+        packed["truncated"] = tf.zeros([tf.shape(packed["ids"])[0]], tf.bool)
         return packed
 
     def lengths(self, rows):
@@ -207,9 +207,16 @@ class _Plan:
         longest row; `fill`: batch size to fill with padding rows, or None.
         """
         ids = rows["ids"]
-        batch = fill if fill is not None else ids.nrows()
+        if isinstance(ids, tf.RaggedTensor):
+            count = ids.nrows()
+        else:
+            count = tf.shape(ids, out_type=tf.int64)[0]
+        batch = fill if fill is not None else count
 
         def dense(ragged, size):
+            if not isinstance(ragged, tf.RaggedTensor):  # packed rows
+                extra = tf.cast(batch, tf.int64) - count
+                return tf.pad(ragged, [[0, extra], [0, 0]])
             shape = tf.stack(
                 [tf.cast(batch, tf.int64), tf.cast(size, tf.int64)]
             )
@@ -382,13 +389,23 @@ def make_dataset(
       given as `bucket_boundaries`; the last boundary is always
       `max_length`, so a row longer than every sampled row goes to that last
       bucket (rows longer than `max_length` are truncated and counted).
-      Partial batches are filled with padding rows, as in `"max_length"`.
-    * `"pack"`: examples laid end to end in rows of exactly `max_length`
-      (fully static shape), never truncated: an example that reaches the
-      end of a row continues in the next row as a new segment. Adds
-      `segment_ids` (1, 2, ... per example in each row, 0 = padding) and
-      `positions` (restarting at 0 in each segment). `lm` labels never
-      cross a segment. See `segment_attention_mask`.
+      At the end of an epoch, the rows left in a bucket (too few for a
+      batch) move up to the next bucket, padded to its longer boundary, so
+      that only the last bucket can end with a partial batch; that one is
+      filled with all-padding rows, as in `"max_length"`
+      (`drop_remainder=True` drops every bucket's partial batch instead).
+    * `"pack"`: whole examples packed into rows of exactly `max_length`
+      (fully static shape), never truncated and never cut at a row end:
+      only an example longer than `max_length` is split, into pieces of
+      `max_length` tokens and a shorter last piece, each its own segment.
+      Rows are filled largest example first, close to first-fit
+      decreasing, within each chunk of `chunk_size` lines (so rows, not
+      examples, follow the chunk order). Adds `segment_ids` (1, 2, ... per
+      example in each row, 0 = padding) and `positions` (restarting at 0
+      in each segment). `lm` labels never cross a segment. The last
+      partial batch is filled with all-padding rows (segment 0), as in
+      `"max_length"`, or dropped with `drop_remainder=True`. See
+      `segment_attention_mask`.
 
     Outputs `(features, labels)` (for `encode` without labels: `features`):
 
@@ -424,14 +441,16 @@ def make_dataset(
         shuffle: None, bool or int. Shuffle buffer in examples (`True`:
             10000). Shuffling is done on tokenized chunks: the order of
             chunks is shuffled with a buffer of `shuffle / chunk_size`
-            chunks and the rows of each chunk are permuted, anew each
-            epoch. Defaults to `None` (file order).
+            chunks and the rows of each chunk (packed rows, with
+            `"pack"`) are permuted, anew each epoch. Defaults to `None`
+            (file order).
         seed: int or None. Seed of the shuffle. Defaults to `None`.
         drop_remainder: bool or None. Drop the last partial batch (of each
             bucket) instead of emitting or filling it. Defaults to `None`
             (False).
-        cache: bool or str. Cache the tokenized chunks in memory (`True`) or
-            in files with this prefix. Defaults to `False`.
+        cache: bool or str. Cache the tokenized (with `"pack"`: packed)
+            chunks in memory (`True`) or in files with this prefix.
+            Defaults to `False`.
         deterministic: bool or None. Keep element order under parallel
             maps; `None` follows `tf.data.Options`. Defaults to `None`.
         num_buckets: int. Most buckets in `"bucket"` mode. Defaults to `8`.
@@ -574,17 +593,19 @@ def make_dataset(
         num_parallel_calls=AUTOTUNE,
         deterministic=deterministic,
     )
-    if cache is not False:
-        rows = rows.cache("" if cache is True else cache)
-    if shuffle:
-        rows = _shuffle_chunks(rows, max(1, shuffle // chunk_size), seed)
-    # 2. Mode-specific regrouping into batches of rows.
     if batching == "pack":
+        # Whole examples into rows of max_length, chunk by chunk (before
+        # the cache, and before the shuffle, which then moves packed rows).
         rows = rows.map(
             _plain(plan.pack),
             num_parallel_calls=AUTOTUNE,
             deterministic=deterministic,
         )
+    if cache is not False:
+        rows = rows.cache("" if cache is True else cache)
+    if shuffle:
+        rows = _shuffle_chunks(rows, max(1, shuffle // chunk_size), seed)
+    # 2. Mode-specific regrouping into batches of rows.
     if batching == "bucket":
         limits = tf.constant(boundaries, tf.int64)
 
@@ -594,45 +615,82 @@ def make_dataset(
     else:
 
         def key_fn(rows):
-            return tf.zeros([rows["ids"].nrows()], tf.int32)
+            return tf.zeros([tf.shape(rows["truncated"])[0]], tf.int32)
 
-    batches = packing.regroup(rows, key_fn, batch_sizes, drop_remainder)
-    # 3. Pad each batch.
-    if batching == "longest":
+    if task == "encode" and not is_pairs:
 
-        def finalize(rows, key):
-            return plan.finalize(rows, key, None, None)
-
-    elif batching == "bucket":
-        lengths = tf.constant(boundaries, tf.int32)
-        sizes = tf.constant(batch_sizes, tf.int32)
-
-        def finalize(rows, key):
-            return plan.finalize(rows, key, lengths[key], sizes[key])
+        def strip(features, labels, truncated):
+            return features
 
     else:
 
-        def finalize(rows, key):
-            out = plan.finalize(rows, key, max_length, batch_size)
-            static = [batch_size, max_length]
-            return tf.nest.map_structure(
-                lambda t: tf.ensure_shape(t, static[: t.shape.rank]),
-                out,
+        def strip(features, labels, truncated):
+            return features, labels
+
+    # 3. Pad the batches.
+    if batching in ("longest", "bucket"):
+        # One shape per batch: pad batch by batch.
+        batches = packing.regroup(rows, key_fn, batch_sizes, drop_remainder)
+        if batching == "longest":
+
+            def finalize(rows, key):
+                return plan.finalize(rows, key, None, None)
+
+        else:
+            lengths = tf.constant(boundaries, tf.int32)
+            sizes = tf.constant(batch_sizes, tf.int32)
+
+            def finalize(rows, key):
+                return plan.finalize(rows, key, lengths[key], sizes[key])
+
+        counted = batches.map(
+            _plain(finalize),
+            num_parallel_calls=AUTOTUNE,
+            deterministic=deterministic,
+        )
+        dataset = batches.map(
+            _plain(lambda rows, key: strip(*finalize(rows, key))),
+            num_parallel_calls=AUTOTUNE,
+            deterministic=deterministic,
+        )
+    else:
+        # One static shape: pad all the batches of a chunk at once, as
+        # `[K, batch_size, max_length]`, and split them only at the end,
+        # so that the per-batch work of tf.data is one `unbatch` step.
+        chunks = packing.regroup(
+            rows, key_fn, batch_sizes, drop_remainder, per_chunk=True
+        )
+
+        def finalize_chunk(rows, keys):
+            rows = {k: v.values for k, v in rows.items()}
+            count = tf.size(keys)
+            features, labels, _ = plan.finalize(
+                rows, None, max_length, count * batch_size
             )
 
-    counted = batches.map(
-        _plain(finalize),
-        num_parallel_calls=AUTOTUNE,
-        deterministic=deterministic,
-    )
-    if task == "encode" and not is_pairs:
-        dataset = counted.map(
-            _plain(lambda features, labels, truncated: features)
+            def split(t):
+                t = tf.reshape(t, [-1, batch_size, *t.shape[1:]])
+                return tf.ensure_shape(
+                    t, [None, batch_size, max_length][: t.shape.rank]
+                )
+
+            index = tf.range(tf.shape(rows["truncated"])[0]) // batch_size
+            truncated = tf.math.unsorted_segment_sum(
+                tf.cast(rows["truncated"], tf.int32), index, count
+            )
+            return (
+                tf.nest.map_structure(split, features),
+                None if labels is None else split(labels),
+                truncated,
+            )
+
+        padded = chunks.map(
+            _plain(finalize_chunk),
+            num_parallel_calls=AUTOTUNE,
+            deterministic=deterministic,
         )
-    else:
-        dataset = counted.map(
-            _plain(lambda features, labels, truncated: (features, labels))
-        )
+        counted = padded.unbatch()
+        dataset = padded.map(_plain(strip)).unbatch()
     if data_service is not None:
         dataset = dataset.apply(
             tf.data.experimental.service.distribute(
