@@ -17,7 +17,7 @@ $(STAMP): setup.cfg pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) examples/shape_journey.py
+	$(PY) -m tf_input.cli demo
 
 # The README's test command: unit tests, docstring examples, examples.
 test: $(STAMP)

@@ -3,6 +3,8 @@
 tf-input vocab train --kind wordpiece --size 8000 corpus.txt -o vocab/
 tf-input tokenize --vocab vocab/vocab.txt "I love deep learning."
 tf-input plot pe|rope|lengths ... -o out.png
+tf-input trace --vocab vocab/vocab.txt "I love deep learning."
+tf-input demo [--quick]
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import pathlib
 import sys
 
 from tf_input.cli_plot import add_plot_parser
+from tf_input.demo import add_arguments as add_demo_arguments
 
 # Background colours for tokens in a terminal, cycled.
 _COLOURS = (
@@ -96,6 +99,27 @@ def _cmd_vocab_train(args):
     )
 
 
+def _cmd_trace(args):
+    from tf_input.block import InputBlock
+    from tf_input.trace import trace
+
+    tokenizer = load_tokenizer(args.vocab, args.merges, not args.cased)
+    block = InputBlock(
+        tokenizer.vocabulary_size(),
+        args.dim,
+        position=args.position,
+        max_length=args.max_length,
+    )
+    for text in args.text:
+        trace(text, tokenizer, block, num_values=args.values)
+
+
+def _cmd_demo(args):
+    from tf_input import demo
+
+    demo.run(quick=args.quick, output_dir=args.output)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="tf-input",
@@ -138,6 +162,44 @@ def build_parser():
     train.set_defaults(run=_cmd_vocab_train)
 
     add_plot_parser(commands)
+
+    trace = commands.add_parser(
+        "trace",
+        help="print the journey of a text: tokens, ids, embeddings, "
+        "positions, with shapes",
+    )
+    trace.add_argument(
+        "--vocab", required=True, help="as for `tf-input tokenize`"
+    )
+    trace.add_argument("--merges", help="merges.txt for BPE")
+    trace.add_argument(
+        "--cased", action="store_true", help="WordPiece: keep case"
+    )
+    trace.add_argument(
+        "--dim", type=int, default=8, help="embedding size (default 8)"
+    )
+    trace.add_argument(
+        "--position",
+        default="sinusoidal",
+        choices=("sinusoidal", "learned", "rope", "none"),
+    )
+    trace.add_argument(
+        "--max-length",
+        type=int,
+        default=512,
+        help="rows of the learned position table (default 512)",
+    )
+    trace.add_argument(
+        "--values", type=int, default=6, help="values shown per step"
+    )
+    trace.add_argument("text", nargs="+")
+    trace.set_defaults(run=_cmd_trace)
+
+    demo = commands.add_parser(
+        "demo", help="train a tiny Transformer with each position scheme"
+    )
+    add_demo_arguments(demo)
+    demo.set_defaults(run=_cmd_demo)
     return parser
 
 
