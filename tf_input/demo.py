@@ -20,9 +20,9 @@ word order decides the answer: two-digit signed arithmetic,
    it, and answers a few questions typed as text.
 6. Writes the pictures to `demo_output/`.
 
-The model reads the question and classifies the answer (-198 ... 198) from
-the output at `BOS`, which attends to the whole question. Exact match is
-then simply accuracy.
+The model reads the question and predicts the answer's sign and its three
+digits (|result| <= 198) from the output at `BOS`, which attends to the
+whole question. Exact match means all four are right.
 """
 
 from __future__ import annotations
@@ -213,11 +213,14 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
     import tensorflow as tf
 
     import tf_input
+    from tf_input import viz
     from tf_input.block import InputBlock
     from tf_input.data import make_dataset
     from tf_input.export import export_text_model
     from tf_input.trace import trace
 
+    # Fail now, not after minutes of training, if matplotlib is missing.
+    viz._new_figure()
     output = pathlib.Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     # A progress bar in a terminal, one line per epoch in a log.
@@ -315,9 +318,8 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         )
     else:
         print_fn(
-            "   This run was too short to separate the schemes (with "
-            "--quick, the accuracies are noise); the full demo shows "
-            "'none' clearly worst."
+            "   The schemes are not separated in this run (with --quick, "
+            "the accuracies are noise)."
         )
 
     print_fn(f"\n5. Export the best model ({best!r}) and ask it in text")
