@@ -28,6 +28,7 @@ import numpy as np
 
 from tf_input._validation import check_positive_float
 from tf_input._validation import check_positive_int
+from tf_input.data.pipeline import check_bucket_boundaries
 from tf_input.layers import rope_scaling
 from tf_input.layers.learned_pe import LearnedPE
 from tf_input.layers.rotary_embedding import RotaryEmbedding
@@ -538,27 +539,6 @@ def quantile_boundaries(lengths, num_buckets, max_length):
     return boundaries + [max_length]
 
 
-def _check_boundaries(boundaries, max_length):
-    values = np.asarray(boundaries)
-    if (
-        values.ndim != 1
-        or values.size == 0
-        or values.dtype.kind not in "iu"
-        or values.min() < 1
-        or np.any(np.diff(values) <= 0)
-        or values[-1] > max_length
-    ):
-        raise ValueError(
-            "`bucket_boundaries` must be increasing positive integers, the "
-            f"last at most max_length={max_length}. "
-            f"Received: bucket_boundaries={_describe(boundaries)}."
-        )
-    values = [int(x) for x in values]
-    if values[-1] != max_length:
-        values.append(max_length)
-    return values
-
-
 def padding_efficiencies(
     lengths,
     *,
@@ -624,7 +604,7 @@ def padding_efficiencies(
     if bucket_boundaries is None:
         boundaries = quantile_boundaries(lengths, num_buckets, max_length)
     else:
-        boundaries = _check_boundaries(bucket_boundaries, max_length)
+        boundaries = check_bucket_boundaries(bucket_boundaries, max_length)
     lengths = lengths[lengths > 0]
     cut = np.minimum(lengths, max_length)
     real = int(cut.sum())
@@ -747,7 +727,7 @@ def plot_lengths(
     if bucket_boundaries is None:
         boundaries = quantile_boundaries(lengths, num_buckets, max_length)
     else:
-        boundaries = _check_boundaries(bucket_boundaries, max_length)
+        boundaries = check_bucket_boundaries(bucket_boundaries, max_length)
     modelled = padding_efficiencies(
         lengths,
         batch_size=batch_size,

@@ -316,7 +316,8 @@ def _check_shuffle(shuffle):
     )
 
 
-def _check_boundaries(boundaries, max_length):
+def check_bucket_boundaries(boundaries, max_length):
+    """`boundaries` as a list ending at `max_length`; None stays None."""
     if boundaries is None:
         return None
     values = list(boundaries)
@@ -502,7 +503,7 @@ def make_dataset(
     sample_size = check_positive_int("sample_size", sample_size)
     chunk_size = check_optional_int("chunk_size", chunk_size, 1)
     chunk_size = chunk_size or max(2048, 4 * batch_size)
-    bucket_boundaries = _check_boundaries(bucket_boundaries, max_length)
+    bucket_boundaries = check_bucket_boundaries(bucket_boundaries, max_length)
     if not isinstance(cache, (bool, str)):
         raise ValueError(
             "`cache` must be a bool or a file prefix (str). "
