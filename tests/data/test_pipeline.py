@@ -581,3 +581,23 @@ def test_bucket_leftovers_move_up_instead_of_fill_rows():
     assert len(ids) == 3 + 4 + 3 + 7
     dropped = make_dataset(lines, tokenizer, drop_remainder=True, **kwargs)
     assert [f["token_ids"].shape for f, _ in as_lists(dropped)] == [(2, 4)]
+
+
+@pytest.mark.parametrize("batching", ["longest", "max_length", "bucket"])
+def test_encode_without_labels_yields_features_only(batching):
+    tokenizer = VocabularyTokenizer()
+    tokenizer.adapt(["a b c", "d e"])
+    ds = make_dataset(
+        ["a b c", "d e", "a"],
+        tokenizer,
+        task="encode",
+        batch_size=2,
+        max_length=8,
+        batching=batching,
+    )
+    batches = list(ds)
+    assert all(set(b) == {"token_ids", "padding_mask"} for b in batches)
+    real = sum(
+        int(tf.reduce_sum(tf.cast(b["padding_mask"], "int32"))) for b in batches
+    )
+    assert real == (3 + 2) + (2 + 2) + (1 + 2)  # tokens + <sos>/<eos>
