@@ -360,47 +360,46 @@ TINY_WORDPIECE = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
 )
 
 
-def test_reload_in_a_fresh_process_from_another_folder(tmp_path):
-    # VocabularyTokenizer: plain TensorFlow loads it. A (tiny) WordPiece
-    # model: plain TensorFlow fails at load time, load_text_model works.
-    vocab_path, vocab_want = export_and_move(
-        vocabulary_tokenizer(), tmp_path, "vocab", "max_length"
-    )
-    wordpiece = WordPieceTokenizer(vocabulary=TINY_WORDPIECE)
-    wp_path, wp_want = export_and_move(wordpiece, tmp_path, "wp", "longest")
-    outs = {n: str(tmp_path / f"{n}.npz") for n in ("vocab", "wp", "wp_plain")}
+def check_core_loads_plain_and_wordpiece_needs_the_helper(
+    tmp_path, core, wordpiece
+):
+    """`core` = (path, want) of a core-ops export; `wordpiece` likewise.
+
+    In a process that imports only TensorFlow, the core export loads and
+    the WordPiece one fails with TF's error; `load_text_model` loads it.
+    """
+    (core_path, core_want), (wp_path, wp_want) = core, wordpiece
+    outs = {n: str(tmp_path / f"{n}.npz") for n in ("core", "wp", "wp_plain")}
+    job = {"texts": TEXTS, "loader": "plain"}
     plain = reload_in_fresh_process(
         [
-            {
-                "path": vocab_path,
-                "texts": TEXTS,
-                "loader": "plain",
-                "out": outs["vocab"],
-            },
-            {
-                "path": wp_path,
-                "texts": TEXTS,
-                "loader": "plain",
-                "out": outs["wp_plain"],
-            },
+            {**job, "path": core_path, "out": outs["core"]},
+            {**job, "path": wp_path, "out": outs["wp_plain"]},
         ]
     )
     assert plain["tensorflow_text_imported"] is False
-    assert vocab_path not in plain["errors"]
-    check_reloaded(outs["vocab"], vocab_want)
+    assert core_path not in plain["errors"]
+    check_reloaded(outs["core"], core_want)
     assert "Op type not registered" in plain["errors"][wp_path]
     helped = reload_in_fresh_process(
-        [
-            {
-                "path": wp_path,
-                "texts": TEXTS,
-                "loader": "helper",
-                "out": outs["wp"],
-            }
-        ]
+        [{**job, "loader": "helper", "path": wp_path, "out": outs["wp"]}]
     )
     assert helped["errors"] == {}
     check_reloaded(outs["wp"], wp_want)
+
+
+def test_reload_in_a_fresh_process_from_another_folder(tmp_path):
+    # VocabularyTokenizer: plain TensorFlow loads it. A (tiny) WordPiece
+    # model: plain TensorFlow fails at load time, load_text_model works.
+    vocabulary = export_and_move(
+        vocabulary_tokenizer(), tmp_path, "vocab", "max_length"
+    )
+    wordpiece = WordPieceTokenizer(vocabulary=TINY_WORDPIECE)
+    check_core_loads_plain_and_wordpiece_needs_the_helper(
+        tmp_path,
+        vocabulary,
+        export_and_move(wordpiece, tmp_path, "wp", "longest"),
+    )
 
 
 @pytest.mark.slow
@@ -412,45 +411,14 @@ def test_real_tokenizers_reload_in_a_fresh_process(tmp_path):
     wordpiece = WordPieceTokenizer.from_vocab_file(
         data_path("bert", "bert-base-uncased-vocab.txt")
     )
-    bpe_path, bpe_want = export_and_move(bpe, tmp_path, "bpe", "longest")
-    wp_path, wp_want = export_and_move(wordpiece, tmp_path, "wp", "longest")
+    exported_bpe = export_and_move(bpe, tmp_path, "bpe", "longest")
+    exported_wp = export_and_move(wordpiece, tmp_path, "wp", "longest")
     requirements = json.loads(
-        (pathlib.Path(wp_path) / "assets.extra" / "tf_input.json").read_text()
+        (
+            pathlib.Path(exported_wp[0]) / "assets.extra" / "tf_input.json"
+        ).read_text()
     )
     assert requirements["needs_tensorflow_text"] is True
-    outs = {n: str(tmp_path / f"{n}.npz") for n in ("bpe", "wp", "wp_plain")}
-    # Byte-pair: a process that imports only TensorFlow.
-    plain = reload_in_fresh_process(
-        [
-            {
-                "path": bpe_path,
-                "texts": TEXTS,
-                "loader": "plain",
-                "out": outs["bpe"],
-            },
-            {
-                "path": wp_path,
-                "texts": TEXTS,
-                "loader": "plain",
-                "out": outs["wp_plain"],
-            },
-        ]
+    check_core_loads_plain_and_wordpiece_needs_the_helper(
+        tmp_path, exported_bpe, exported_wp
     )
-    assert plain["tensorflow_text_imported"] is False
-    assert bpe_path not in plain["errors"]
-    check_reloaded(outs["bpe"], bpe_want)
-    # WordPiece needs tensorflow_text: plain TensorFlow cannot load it...
-    assert "Op type not registered" in plain["errors"][wp_path]
-    # ...and load_text_model can.
-    helped = reload_in_fresh_process(
-        [
-            {
-                "path": wp_path,
-                "texts": TEXTS,
-                "loader": "helper",
-                "out": outs["wp"],
-            }
-        ]
-    )
-    assert helped["errors"] == {}
-    check_reloaded(outs["wp"], wp_want)

@@ -19,6 +19,7 @@ import textwrap
 import keras
 import numpy as np
 import pytest
+import sentencepiece as spm
 import tensorflow as tf
 from hypothesis import given
 from hypothesis import settings
@@ -29,8 +30,6 @@ from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
-
-spm = pytest.importorskip("sentencepiece")
 
 TRAINING_TEXT = [
     "The quick brown fox jumps over the lazy dog.",

@@ -20,6 +20,7 @@ import shutil
 import keras
 import pytest
 import tensorflow as tf
+import tokenizers as hf_tokenizers
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -30,8 +31,6 @@ from tests.shared_data import read_lines
 from tests.shared_data import requires_shared_data
 from tf_input.tokenizers import wordpiece
 from tf_input.tokenizers.wordpiece import WordPieceTokenizer
-
-hf_tokenizers = pytest.importorskip("tokenizers")
 
 UNCASED = data_path("bert", "bert-base-uncased-vocab.txt")
 CHINESE = data_path("bert", "bert-base-chinese-vocab.txt")
