@@ -270,7 +270,7 @@ def _empty_rows(spec):
     return rows
 
 
-def regroup(chunks, key_fn, batch_sizes, drop_remainder, per_chunk=False):
+def regroup(chunks, key_fn, batch_sizes, drop_remainder):
     """Regroups chunks of rows into batches of rows with equal keys.
 
     Args:
@@ -285,15 +285,13 @@ def regroup(chunks, key_fn, batch_sizes, drop_remainder, per_chunk=False):
             any later bucket): only the last key can end with a partial
             batch.
 
-        per_chunk: bool. Emit all the batches of a chunk as one element,
-            `(rows, keys)` with `rows` a dict of `[K, (b), ...]` ragged
-            tensors and `keys` `[K]`, instead of one element per batch.
-
     Returns:
-        A dataset of `(rows, key)`: `rows` a dict of `[b, ...]` rows, with
-        `b == batch_sizes[key]` except for the last batch of a key. Within a
-        key, rows keep their input order. Rows wait across chunks until
-        their batch is full, so no row is lost.
+        A dataset with one element per chunk, `(rows, keys)`: the batches
+        this chunk completes, `rows` a dict of `[K, (b), ...]` ragged
+        tensors (batch k holds `b == batch_sizes[keys[k]]` rows, except for
+        the last batch of a key) and `keys` `[K]`. Within a key, rows keep
+        their input order. Rows wait across chunks until their batch is
+        full, so no row is lost.
     """
     num_keys = len(batch_sizes)
     sizes = tf.constant(batch_sizes, tf.int32)
@@ -388,7 +386,7 @@ def regroup(chunks, key_fn, batch_sizes, drop_remainder, per_chunk=False):
     grouped = flagged.scan(
         _to_parts(empty), plain(step_one_key if num_keys == 1 else step)
     )
-    return grouped if per_chunk else grouped.unbatch()
+    return grouped
 
 
 # --- Bucket boundaries ---
