@@ -98,17 +98,15 @@ def test_features_match_the_pipeline(tmp_path, batching):
     )
     texts = [t for t in TEXTS if t.strip()]  # the pipeline skips empty ones
     got = module.serve(tf.constant(texts))
-    # task="lm" (same features as "encode"): make_dataset(task="encode",
-    # batching="max_length") without labels fails in pipeline.py (reported).
     ds = make_dataset(
         texts,
         tokenizer,
-        task="lm",
+        task="encode",
         batch_size=len(texts),
         max_length=6,
         batching=batching,
     )
-    want, _ = next(iter(ds))
+    want = next(iter(ds))
     for name in names:
         np.testing.assert_array_equal(
             got[name].numpy(), np.asarray(want[name]).astype("int32")
@@ -150,6 +148,39 @@ def test_truncation_keeps_the_special_tokens(tmp_path):
     np.testing.assert_array_equal(out, [[the, cat]])
     empty = plain.serve(tf.constant([], tf.string))["token_ids"]
     assert tuple(empty.shape) == (0, 1)
+
+
+def test_token_types_for_a_block_with_segments(tmp_path):
+    """`segment_ids` that feed an InputBlock's token-type embedding (BERT)
+    are 0 on every position: one text is sentence A. A model without such
+    a block gets the packed-row convention (1 on tokens), tested above."""
+    tokenizer = vocabulary_tokenizer()
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    segment_ids = keras.Input((None,), dtype="int32", name="segment_ids")
+    block = InputBlock(tokenizer.vocabulary_size(), 8, num_segments=2)
+    inputs = {"token_ids": token_ids, "segment_ids": segment_ids}
+    model = keras.Model(inputs, block(inputs))
+    module = export_text_model(
+        model,
+        tokenizer,
+        str(tmp_path / "m"),
+        max_length=8,
+        add_special_tokens=True,
+    )
+    texts = ["the cat sat on the mat", "a dog"]
+    got = module.serve(tf.constant(texts)).numpy()
+    features = next(
+        iter(
+            make_dataset(
+                texts, tokenizer, task="encode", batch_size=2, max_length=8
+            )
+        )
+    )
+    ids = features["token_ids"]
+    sentence_a = model({"token_ids": ids, "segment_ids": tf.zeros_like(ids)})
+    sentence_b = model({"token_ids": ids, "segment_ids": tf.ones_like(ids)})
+    np.testing.assert_array_equal(got, sentence_a.numpy())
+    assert not np.allclose(got, sentence_b.numpy())
 
 
 def test_single_and_list_inputs(tmp_path):

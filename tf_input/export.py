@@ -28,6 +28,7 @@ import tensorflow as tf
 
 from tf_input._validation import check_one_of
 from tf_input._validation import check_positive_int
+from tf_input.block import InputBlock
 from tf_input.data.pipeline import special_ids
 from tf_input.tokenizers.base import Tokenizer
 
@@ -79,6 +80,16 @@ def _model_inputs(model):
     return names, pack
 
 
+def _reads_token_types(model):
+    """Whether `model` holds an `InputBlock` with a token-type embedding
+    (`num_segments > 0`): its `segment_ids` are then BERT's token types,
+    not the segment numbers of packed rows."""
+    return any(
+        isinstance(layer, InputBlock) and layer.num_segments > 0
+        for layer in model._flatten_layers(include_self=True, recursive=True)
+    )
+
+
 def _non_core_ops(concrete_function):
     """Op types in the function (and the functions it calls) that are not
     core TensorFlow ops (e.g. `tensorflow_text` ops)."""
@@ -103,6 +114,7 @@ class _TextModel(tf.Module):
         self._batching = batching
         self._start, self._end = specials
         self._names, self._pack = _model_inputs(model)
+        self._token_types = _reads_token_types(model)
 
     def features(self, texts):
         """`[N]` strings -> the dict of padded `[N, S]` features."""
@@ -129,9 +141,14 @@ class _TextModel(tf.Module):
             size = tf.reduce_max(tf.concat([lengths, [1]], 0))
         token_ids = ids.to_tensor(PADDING_ID, shape=tf.stack([rows, size]))
         padding_mask = tf.sequence_mask(lengths, size)
-        # One example per row: segment 1, padding 0, positions from 0 (as
-        # in a packed row holding a single example).
-        segment_ids = tf.cast(padding_mask, "int32")
+        if self._token_types:
+            # BERT token types: one sentence is sentence A (0) throughout.
+            segment_ids = tf.zeros_like(token_ids)
+        else:
+            # One example per row: segment 1, padding 0 (a packed row
+            # holding a single example).
+            segment_ids = tf.cast(padding_mask, "int32")
+        # Positions from 0 on tokens, 0 on padding.
         positions = tf.range(tf.cast(size, "int32"))[None] * segment_ids
         return {
             "token_ids": token_ids,
@@ -184,9 +201,13 @@ def export_text_model(
        `max_length` (`"max_length"`);
     4. the model, called with `training=False` on the features it declares
        as inputs, by name: `token_ids` (int32 `[B, S]`) and optionally
-       `padding_mask` (bool `[B, S]`), `segment_ids` (int32, 1 on tokens
-       and 0 on padding: one example per row, the pipeline's convention)
-       and `positions` (int32, `0..length-1` on tokens, 0 on padding).
+       `padding_mask` (bool `[B, S]`), `segment_ids` and `positions`
+       (int32, `0..length-1` on tokens, 0 on padding). `segment_ids` are
+       BERT's token types, 0 everywhere (each text is sentence A), when
+       the model holds an `InputBlock` with `num_segments > 0`; otherwise
+       the segment numbers of a packed row holding one example, as
+       `make_dataset(batching="pack")` gives them: 1 on tokens, 0 on
+       padding.
 
     `serve(texts)` returns the model's outputs as they are; the
     `serving_default` signature returns a dict (`{"outputs": ...}` for a
