@@ -121,6 +121,52 @@ def test_max_length_is_fully_static_and_fills_the_last_batch(tokenizer):
     assert not last_labels[1:].any()
 
 
+@pytest.mark.parametrize("chunk_size", [1, 2, 4])
+@pytest.mark.parametrize("batch_size", [3, 7])
+@pytest.mark.parametrize("drop_remainder", [False, True])
+@pytest.mark.parametrize("batching", ["longest", "max_length"])
+def test_batches_cross_chunks(
+    tokenizer, batching, drop_remainder, batch_size, chunk_size
+):
+    """Batches are cut from the stream of rows, whatever the chunks: small
+    chunks (some holding only empty lines) give the batches of one chunk.
+    With 7 rows and batch_size 7 no fill rows are added."""
+    ds = make_dataset(
+        LINES,
+        tokenizer,
+        batch_size=batch_size,
+        max_length=8,
+        batching=batching,
+        drop_remainder=drop_remainder,
+        chunk_size=chunk_size,
+    )
+    rows, truncated = reference_rows(tokenizer, LINES, 8)
+    count = (
+        len(rows) // batch_size
+        if drop_remainder
+        else -(-len(rows) // batch_size)
+    )
+    batches = as_lists(ds)
+    assert len(batches) == count
+    for i, (features, labels) in enumerate(batches):
+        expected = rows[batch_size * i : batch_size * (i + 1)]
+        if batching == "longest":
+            length, size = max(len(r) for r in expected), len(expected)
+        else:
+            length, size = 8, batch_size
+        np.testing.assert_array_equal(
+            features["token_ids"], pad(expected, length, size)
+        )
+        np.testing.assert_array_equal(
+            features["padding_mask"], pad(expected, length, size) != 0
+        )
+        np.testing.assert_array_equal(
+            labels, next_token_labels(expected, length, size)
+        )
+    if not drop_remainder:
+        assert stats(ds)["truncated"] == truncated
+
+
 def test_max_length_drop_remainder(tokenizer):
     ds = make_dataset(
         LINES,
