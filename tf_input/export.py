@@ -29,6 +29,7 @@ import tensorflow as tf
 from tf_input._validation import check_one_of
 from tf_input._validation import check_positive_int
 from tf_input.block import InputBlock
+from tf_input.data.pipeline import select_rows
 from tf_input.data.pipeline import special_ids
 from tf_input.tokenizers.base import Tokenizer
 
@@ -121,19 +122,15 @@ class _TextModel(tf.Module):
         # Tokens without specials, cut to leave room for them, then the
         # specials: the order of `tf_input.data.make_dataset`.
         ids = tf.cast(self.tokenizer._tokenize_batch(texts), "int32")
+        ids = ids.with_row_splits_dtype(tf.int64)
         capacity = self._max_length - len(self._start) - len(self._end)
-        ids = ids[:, :capacity]
+        ids, _ = select_rows(
+            ids,
+            capacity=capacity,
+            start=self._start[0] if self._start else None,
+            end=self._end[0] if self._end else None,
+        )
         rows = ids.nrows()
-        parts = []
-        if self._start:
-            start = tf.constant(self._start, "int32")[None]
-            parts.append(tf.RaggedTensor.from_tensor(tf.tile(start, [rows, 1])))
-        parts.append(ids)
-        if self._end:
-            end = tf.constant(self._end, "int32")[None]
-            parts.append(tf.RaggedTensor.from_tensor(tf.tile(end, [rows, 1])))
-        if len(parts) > 1:
-            ids = tf.concat(parts, axis=1)
         lengths = ids.row_lengths()
         if self._batching == "max_length":
             size = tf.constant(self._max_length, tf.int64)

@@ -59,7 +59,7 @@ def _check_tokenizer(name, tokenizer, need_specials, why):
     return start, end
 
 
-def _select(ids, index=None, capacity=None, start=None, end=None):
+def select_rows(ids, index=None, capacity=None, start=None, end=None):
     """Rows `index` of ragged `ids`, cut to `capacity`, wrapped in specials.
 
     Returns `(rows, truncated)`: the ragged rows, each cut to its first
@@ -177,11 +177,13 @@ class _Plan:
             keep = tf.logical_and(keep, target.row_lengths() > 0)
         index = tf.reshape(tf.where(keep), [-1])
         rows = {}
-        rows["ids"], truncated = _select(
+        rows["ids"], truncated = select_rows(
             ids, index, self.capacity, self.start, self.end
         )
         if target is not None:
-            rows["target"], cut = _select(target, index, self.target_capacity)
+            rows["target"], cut = select_rows(
+                target, index, self.target_capacity
+            )
             truncated = tf.logical_or(truncated, cut)
         elif self.is_pairs:
             rows["labels"] = tf.gather(second, index)
@@ -252,8 +254,8 @@ class _Plan:
             decoder_length = (
                 length if length is not None else longest(target, 1)
             )
-            decoder_ids, _ = _select(target, start=self.target_start)
-            labels, _ = _select(target, end=self.target_end)
+            decoder_ids, _ = select_rows(target, start=self.target_start)
+            labels, _ = select_rows(target, end=self.target_end)
             features = {
                 "encoder_token_ids": dense(ids, encoder_length),
                 "encoder_padding_mask": mask(ids, encoder_length),
