@@ -465,8 +465,10 @@ def make_dataset(
             `batch_size`. Defaults to `None`.
         sample_size: int. Examples read to choose bucket boundaries.
             Defaults to `10000`.
-        chunk_size: int or None. Lines tokenized per call. Defaults to
-            `max(2048, 4 * batch_size)`.
+        chunk_size: int or None. Lines tokenized (and, except in
+            `"bucket"` mode, padded to `max_length`) per call. Defaults to
+            `max(4 * batch_size, min(2048, 2**20 // max_length))`, so that
+            a padded chunk holds about a million positions at most.
         data_service: str or None. Address of a tf.data service dispatcher
             (e.g. `"grpc://host:5050"`): the pipeline then runs on its
             workers (`processing_mode="parallel_epochs"`). Defaults to
@@ -505,7 +507,10 @@ def make_dataset(
     )
     sample_size = check_positive_int("sample_size", sample_size)
     chunk_size = check_optional_int("chunk_size", chunk_size, 1)
-    chunk_size = chunk_size or max(2048, 4 * batch_size)
+    # Chunks are padded whole to max_length: at most ~1M positions each.
+    chunk_size = chunk_size or max(
+        4 * batch_size, min(2048, 2**20 // max_length)
+    )
     bucket_boundaries = check_bucket_boundaries(bucket_boundaries, max_length)
     if not isinstance(cache, (bool, str)):
         raise ValueError(
