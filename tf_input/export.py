@@ -198,9 +198,9 @@ def export_text_model(
        `max_length` (`"max_length"`);
     4. the model, called with `training=False` on the features it declares
        as inputs, by name: `token_ids` (int32 `[B, S]`) and optionally
-       `padding_mask` (bool `[B, S]`), `segment_ids` and `positions`
-       (int32, `0..length-1` on tokens, 0 on padding). `segment_ids` are
-       BERT's token types, 0 everywhere (each text is sentence A), when
+       `padding_mask` (bool `[B, S]`), `positions` (int32, `0..length-1`
+       on tokens, 0 on padding) and `segment_ids` (int32): BERT's token
+       types, 0 everywhere (each text is sentence A), when
        the model holds an `InputBlock` with `num_segments > 0`; otherwise
        the segment numbers of a packed row holding one example, as
        `make_dataset(batching="pack")` gives them: 1 on tokens, 0 on
