@@ -167,6 +167,33 @@ def test_batches_cross_chunks(
         assert stats(ds)["truncated"] == truncated
 
 
+@pytest.mark.parametrize("batching", ["longest", "max_length"])
+def test_long_max_length_uses_small_chunks(tokenizer, batching):
+    """A very long max_length (2**19) gives the default chunk of
+    4 * batch_size = 8 lines, so batches cross a chunk boundary here; they
+    must be the reference batches all the same."""
+    ds = make_dataset(
+        LINES, tokenizer, batch_size=2, max_length=2**19, batching=batching
+    )
+    rows, _ = reference_rows(tokenizer, LINES, 2**19)
+    batches = as_lists(ds)
+    assert len(batches) == 4  # 7 rows
+    token_ids = [f["token_ids"] for f, _ in batches]
+    for i, ids in enumerate(token_ids):
+        expected = rows[2 * i : 2 * i + 2]
+        width = (
+            max(len(r) for r in expected) if batching == "longest" else 2**19
+        )
+        np.testing.assert_array_equal(
+            ids,
+            pad(
+                expected,
+                width,
+                2 if batching == "max_length" else len(expected),
+            ),
+        )
+
+
 def test_max_length_drop_remainder(tokenizer):
     ds = make_dataset(
         LINES,
