@@ -15,6 +15,7 @@ from tf_input import WordPieceTokenizer
 from tf_input.data import make_dataset
 from tf_input.data import segment_attention_mask
 from tf_input.data import stats
+from tf_input.data.packing import _cumulative_max
 from tf_input.data.packing import choose_boundaries
 from tf_input.data.packing import pack_rows
 
@@ -123,6 +124,29 @@ def test_pack_rows_fills_rows_on_random_lengths():
     # (uniform lengths up to 64 / 1.6 are a hard case; corpora fare better,
     # see benchmarks/bench_pipeline.py).
     assert count <= np.ceil(lengths.sum() / 64) * 1.1
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [5],
+        [3, 1, 4, 1, 5, 9, 2, 6],
+        [-7] * 50_000,  # many ties: the log-sum-exp's largest excess
+        list(range(0, -4000, -1)),  # falling by one: the packer's case
+        [2**31 - 1, -(2**31), 0, 2**31 - 2],
+    ],
+)
+def test_cumulative_max_is_exact(values):
+    got = _cumulative_max(tf.constant(values, tf.int32)).numpy()
+    np.testing.assert_array_equal(got, np.maximum.accumulate(values))
+
+
+def test_cumulative_max_is_exact_on_random_walks():
+    rng = np.random.default_rng(1)
+    for size in (1, 7, 1000, 30_000):
+        values = np.cumsum(rng.integers(-3, 3, size)) + rng.integers(-99, 99)
+        got = _cumulative_max(tf.constant(values, tf.int32)).numpy()
+        np.testing.assert_array_equal(got, np.maximum.accumulate(values))
 
 
 # --- choose_boundaries -------------------------------------------------------
