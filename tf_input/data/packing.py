@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
+
 
 def plain(function):
     """`function` for `tf.data`, without AutoGraph: faster to trace, and
@@ -111,9 +113,10 @@ def pack_rows(ids, length):
     starts = tf.cast(ids.row_starts(), tf.int32)
     # Pieces: ceil(len / length) per example.
     num_pieces = (lengths + length - 1) // length
-    piece_example = tf.repeat(tf.range(tf.size(lengths)), num_pieces)
-    piece_index = tf.range(tf.reduce_sum(num_pieces)) - tf.repeat(
-        tf.cumsum(num_pieces, exclusive=True), num_pieces
+    piece_splits = tf.concat([[0], tf.cumsum(num_pieces)], 0)
+    piece_example = row_ids(piece_splits)
+    piece_index = tf.range(piece_splits[-1]) - tf.gather(
+        piece_splits, piece_example
     )
     piece_start = tf.gather(starts, piece_example) + piece_index * length
     piece_length = tf.minimum(
@@ -210,9 +213,8 @@ def pack_rows(ids, length):
     # WikiText).
     placed_length = tf.gather(piece_length, by_place)
     splits = tf.concat([[0], tf.cumsum(placed_length)], 0)
-    token = tf.range(splits[-1])
-    piece_of = tf.searchsorted(splits, token, side="right") - 1
-    within = token - tf.gather(splits, piece_of)
+    piece_of = row_ids(splits)
+    within = tf.range(splits[-1]) - tf.gather(splits, piece_of)
     source = tf.gather(tf.gather(piece_start, by_place), piece_of) + within
     row_length = tf.math.unsorted_segment_sum(
         placed_length, placed_row, num_rows

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
@@ -83,9 +84,7 @@ def select_rows(ids, index=None, capacity=None, start=None, end=None):
     new_splits = tf.concat(
         [tf.zeros([1], tf.int64), tf.cumsum(kept + before + after)], 0
     )
-    row = tf.repeat(
-        tf.range(tf.size(index, out_type=tf.int64)), kept + before + after
-    )
+    row = row_ids(new_splits)
     # Where each output slot is in its row's kept ids: -1 for `start`,
     # `kept` for `end`.
     offset = tf.range(new_splits[-1]) - tf.gather(new_splits, row) - before

@@ -46,6 +46,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import gather_rows
+from tf_input._ragged import marks
+from tf_input._ragged import row_ids
 from tf_input._validation import check_one_of
 from tf_input.tokenizers.base import Tokenizer
 
@@ -532,7 +535,7 @@ class BytePairTokenizer(Tokenizer):
             num_pieces + tf.gather(merged_splits, unique_of),
         )
         splits = tf.concat([[0], tf.cumsum(lengths)], 0)
-        values = _gather_rows(
+        values = gather_rows(
             tf.concat([tf.cast(single, tf.int32), merged_values], 0),
             first,
             splits,
@@ -558,7 +561,7 @@ class BytePairTokenizer(Tokenizer):
         byte_values = tf.cast(tf.io.decode_raw(joined, tf.uint8), tf.int32)
         num_bytes = tf.size(byte_values, out_type=tf.int64)
         pair = byte_values[:-1] * 256 + byte_values[1:]
-        word_start = _marks(starts[1:], num_bytes + 1)[1:num_bytes] > 0
+        word_start = marks(starts[1:], num_bytes + 1)[1:num_bytes] > 0
         cut = word_start | ~tf.gather(self._joinable, pair)
         # [:size] keeps it empty when there are no bytes at all.
         cut = tf.concat([[True], cut], 0)[:num_bytes]
@@ -590,7 +593,7 @@ class BytePairTokenizer(Tokenizer):
         lengths = tf.cast(tf.strings.length(words), tf.int64)
         byte_values = tf.io.decode_raw(tf.strings.reduce_join(words), tf.uint8)
         word_of = tf.cast(
-            _row_ids(tf.concat([[0], tf.cumsum(lengths)], 0)), tf.int32
+            row_ids(tf.concat([[0], tf.cumsum(lengths)], 0)), tf.int32
         )
         tok = tf.gather(self._byte_ids, tf.cast(byte_values, tf.int32))
         if self._missing_bytes:
@@ -623,7 +626,7 @@ class BytePairTokenizer(Tokenizer):
             run = tf.cumsum(tf.cast(new_run, tf.int64)) - 1
             start = tf.gather(_take(index, new_run), run)
             keep = _take(at, (index - start) % 2 == 0)
-            return _marks(keep, tf.size(pick, out_type=tf.int64)) > 0
+            return marks(keep, tf.size(pick, out_type=tf.int64)) > 0
 
         def step(tok, chunk_of, _):
             left, right = tok[:-1], tok[1:]
@@ -708,32 +711,6 @@ def _take(values, mask):
     """`values[mask]` for 1-D tensors, in 3 graph nodes (`boolean_mask` uses
     about 15; every node costs time each time tf.data builds an iterator)."""
     return tf.gather(values, tf.reshape(tf.where(mask), [-1]))
-
-
-def _marks(positions, size, values=None):
-    """`[size]` int64, `values` (default 1) at `positions`, 0 elsewhere."""
-    if values is None:
-        values = tf.ones_like(positions)
-    return tf.math.unsorted_segment_sum(values, positions, size)
-
-
-def _row_ids(splits):
-    """The row of each value of a ragged tensor, from its int64 row splits.
-
-    A cumulative sum of row starts: 3-10x faster than `tf.repeat` or
-    `RaggedTensor.value_rowids()`, which tile a dense matrix (measured on
-    12k rows of Zipf-distributed lengths, 360k values).
-    """
-    total = splits[-1]
-    starts = _marks(splits[1:-1], total + 1)[:total]
-    return tf.cumsum(starts)
-
-
-def _gather_rows(source, first, splits):
-    """Row `r` of the result is `source[first[r]:first[r] + length]`."""
-    row = _row_ids(splits)
-    offset = tf.range(splits[-1]) - tf.gather(splits, row)
-    return tf.gather(source, tf.gather(first, row) + offset)
 
 
 def _to_valid_utf8(texts):
