@@ -12,6 +12,8 @@ from tf_input import VocabularyTokenizer
 from tf_input import WordPieceTokenizer
 from tf_input.data import make_dataset
 from tf_input.data import stats
+from tf_input.data.pipeline import pad_rows
+from tf_input.data.pipeline import select_rows
 
 LINES = [
     "the cat sat on the mat",
@@ -674,3 +676,51 @@ def test_encode_without_labels_yields_features_only(batching):
         int(tf.reduce_sum(tf.cast(b["padding_mask"], "int32"))) for b in batches
     )
     assert real == (3 + 2) + (2 + 2) + (1 + 2)  # tokens + <sos>/<eos>
+
+
+# --- Row selection, truncation and specials (select_rows / pad_rows) -------
+
+
+def rows_reference(rows, index, capacity, start, end):
+    out, cut = [], []
+    for r in index:
+        kept = rows[r] if capacity is None else rows[r][:capacity]
+        out.append(
+            ([start] if start is not None else [])
+            + kept
+            + ([end] if end is not None else [])
+        )
+        cut.append(capacity is not None and len(rows[r]) > capacity)
+    return out, cut
+
+
+@pytest.mark.parametrize(
+    "start, end", [(7, 8), (7, None), (None, 8), (None, None)]
+)
+@pytest.mark.parametrize("capacity", [1, 3, 6])
+def test_select_rows_and_pad_rows_match_reference(start, end, capacity):
+    rng = np.random.default_rng(capacity)
+    rows = [
+        rng.integers(10, 99, rng.integers(0, 6)).tolist() for _ in range(40)
+    ]
+    ragged = tf.ragged.constant(rows, tf.int32, ragged_rank=1)
+    index = [r for r in range(40) if rows[r]][::-1]  # also reordered
+    want, want_cut = rows_reference(rows, index, capacity, start, end)
+    got, cut = select_rows(
+        ragged, tf.constant(index, tf.int64), capacity, start, end
+    )
+    assert got.to_list() == want
+    assert cut.numpy().tolist() == want_cut
+    width = capacity + 3
+    dense, lengths, cut = pad_rows(
+        ragged, tf.constant(index, tf.int64), capacity, start, end, width
+    )
+    assert dense.shape == (len(index), width)
+    assert lengths.numpy().tolist() == [len(row) for row in want]
+    assert [
+        row[:n] for row, n in zip(dense.numpy().tolist(), lengths.numpy())
+    ] == want
+    assert all(
+        not any(row[n:]) for row, n in zip(dense.numpy(), lengths.numpy())
+    )
+    assert cut.numpy().tolist() == want_cut
