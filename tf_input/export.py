@@ -29,7 +29,7 @@ import tensorflow as tf
 from tf_input._validation import check_one_of
 from tf_input._validation import check_positive_int
 from tf_input.block import InputBlock
-from tf_input.data.pipeline import select_rows
+from tf_input.data.pipeline import pad_rows
 from tf_input.data.pipeline import special_ids
 from tf_input.tokenizers.base import Tokenizer
 
@@ -38,7 +38,6 @@ FEATURES = ("token_ids", "padding_mask", "segment_ids", "positions")
 # Written by `export_text_model`, read by `load_text_model`. `assets.extra`
 # is the SavedModel folder for files TensorFlow itself does not read.
 REQUIREMENTS_FILE = os.path.join("assets.extra", "tf_input.json")
-PADDING_ID = 0
 
 
 def _model_inputs(model):
@@ -124,19 +123,19 @@ class _TextModel(tf.Module):
         ids = tf.cast(self.tokenizer._tokenize_batch(texts), "int32")
         ids = ids.with_row_splits_dtype(tf.int64)
         capacity = self._max_length - len(self._start) - len(self._end)
-        ids, _ = select_rows(
+        token_ids, lengths, _ = pad_rows(
             ids,
-            capacity=capacity,
-            start=self._start[0] if self._start else None,
-            end=self._end[0] if self._end else None,
+            tf.range(ids.nrows()),
+            capacity,
+            self._start[0] if self._start else None,
+            self._end[0] if self._end else None,
+            self._max_length,
         )
-        rows = ids.nrows()
-        lengths = ids.row_lengths()
         if self._batching == "max_length":
             size = tf.constant(self._max_length, tf.int64)
         else:  # "longest"; at least 1 so that an empty batch has a shape
             size = tf.reduce_max(tf.concat([lengths, [1]], 0))
-        token_ids = ids.to_tensor(PADDING_ID, shape=tf.stack([rows, size]))
+            token_ids = token_ids[:, :size]
         padding_mask = tf.sequence_mask(lengths, size)
         if self._token_types:
             # BERT token types: one sentence is sentence A (0) throughout.

@@ -201,7 +201,11 @@ class _Plan:
 
     # --- Chunk of lines -> rows ----------------------------------------------
     def tokenize(self, *batch):
-        """`[C]` lines (or pairs) -> dict of rows; empty examples removed."""
+        """`[C]` lines (or pairs) -> dict of rows; empty examples removed.
+
+        In the padded modes the rows come out dense, padded to
+        `max_length` (`pad_rows`); otherwise ragged (`select_rows`).
+        """
         if self.is_pairs:
             texts, second = batch
         else:
