@@ -126,6 +126,98 @@ def test_pack_rows_fills_rows_on_random_lengths():
     assert count <= np.ceil(lengths.sum() / 64) * 1.1
 
 
+def pack_reference(lengths, length):
+    """The packing rule of `pack_rows`, one piece at a time in plain
+    Python: returns the rows as sorted lists of piece numbers (pieces
+    numbered in input order)."""
+    pieces = []
+    for n in lengths:
+        pieces += [length] * ((n - 1) // length) + [
+            n - (n - 1) // length * length
+        ]
+    # Largest first; equal sizes in input order.
+    order = sorted(range(len(pieces)), key=lambda i: (-pieces[i], i))
+    free = list(order)
+    rows, rooms = [], []
+    while free:
+        # Every row, roomiest first (ties: older row first), takes the
+        # largest free piece that fits it.
+        placed = False
+        for r in sorted(range(len(rows)), key=lambda r: (-rooms[r], r)):
+            fits = [i for i in free if pieces[i] <= rooms[r]]
+            if fits:
+                rows[r].append(fits[0])
+                rooms[r] -= pieces[fits[0]]
+                free.remove(fits[0])
+                placed = True
+        if placed:
+            continue
+        needed = -(-sum(pieces[i] for i in free) // length)
+        if not rows:  # the first rows: one of the largest pieces each
+            for i in free[:needed]:
+                rows.append([i])
+                rooms.append(length - pieces[i])
+            free = free[needed:]
+            continue
+        # Later: the free pieces laid end to end over `needed` new rows;
+        # a piece that would cross a row end waits.
+        first = len(rows)
+        rows += [[] for _ in range(needed)]
+        rooms += [length] * needed
+        start, waiting = 0, []
+        for i in free:
+            end = start + pieces[i]
+            if start // length == (end - 1) // length:
+                rows[first + start // length].append(i)
+                rooms[first + start // length] -= pieces[i]
+            else:
+                waiting.append(i)
+            start = end
+        free = waiting
+    return sorted(sorted(row) for row in rows)
+
+
+def packed_rows(pieces, packed):
+    """The rows of `pack_rows`' output as sorted lists of piece numbers,
+    for pieces whose tokens are all distinct."""
+    piece_of = {t: number for number, piece in enumerate(pieces) for t in piece}
+    ids = packed["ids"].numpy()
+    return sorted(
+        sorted({piece_of[t] for t in ids[r][ids[r] > 0]})
+        for r in range(ids.shape[0])
+    )
+
+
+@pytest.mark.parametrize(
+    "seed, high, length",
+    [(0, 40, 64), (1, 10, 64), (2, 200, 128), (3, 6, 16)],
+)
+def test_pack_rows_follows_the_reference_rule(seed, high, length):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, high, size=int(rng.integers(50, 400)))
+    rows, start = [], 1
+    for n in lengths:
+        rows.append(list(range(start, start + n)))
+        start += n
+    packed = pack_rows(tf.ragged.constant(rows, tf.int32), length)
+    check_packed(rows, length, packed)
+    # Pieces numbered in input order, as in the reference.
+    pieces = [
+        row[i : i + length] for row in rows for i in range(0, len(row), length)
+    ]
+    assert packed_rows(pieces, packed) == pack_reference(lengths, length)
+
+
+def test_pack_rows_when_a_laid_piece_crosses_a_row_end():
+    # Four rows open with a 6 each (room 4 left); the last two 6s are laid
+    # over two new rows, the second crosses the first new row's end, waits,
+    # and then takes the still empty row: no row is left empty.
+    rows = [[10 * i + j + 1 for j in range(6)] for i in range(6)]
+    packed = pack_rows(tf.ragged.constant(rows, tf.int32), 10)
+    assert check_packed(rows, 10, packed) == 6
+    assert packed_rows(rows, packed) == pack_reference([6] * 6, 10)
+
+
 @pytest.mark.parametrize(
     "values",
     [
