@@ -13,10 +13,23 @@ every row, so that only the pipeline around it differs. For each corpus
   (pads every batch to `max_length`);
 * ours: `tf_input.data.make_dataset(..., task="lm")` in each batching mode.
 
-Each figure is the median of `--repeats` full epochs after one warm-up
-epoch (excluded), pipelines interleaved so that machine noise hits all
-alike; "x tokenizer alone" is the median over rounds of each round's
-ratio (the pipeline against the tokenizer alone, timed moments apart).
+Each figure is the median of `--repeats` rounds after one warm-up pass
+(excluded), pipelines interleaved so that machine noise hits all alike;
+"x tokenizer alone" is the median over rounds of each round's ratio (the
+pipeline against the tokenizer alone, timed moments apart). Three
+timings per round:
+
+* per epoch: one epoch on a fresh iterator, as each epoch of `fit` runs.
+  It includes the iterator's start-up: tf.data instantiates (and Grappler
+  optimises) every map function again for each iterator, and the first
+  chunk must pass the whole pipeline before the first batch. On these
+  small corpora (16 and 3 chunks an epoch) that start-up is a large part
+  of the epoch;
+* steady: the epochs after the first on one iterator (`repeat`), i.e.
+  (time of 5 epochs - time of 1) / 4: the throughput a long epoch gets;
+* first batch: a fresh iterator's first batch (`take(1)`), i.e. the
+  start-up a training epoch waits for.
+
 Lines/s counts non-empty lines (all pipelines skip or never see empty
 ones); tokens/s counts real tokens, [CLS]/[SEP] included.
 Padding efficiency (real / all positions) and the number of distinct
@@ -52,6 +65,7 @@ CORPORA = {
     "wikitext-2-raw-test.txt": 512,
 }
 BATCH_SIZE = 32
+STEADY_EPOCHS = 5
 
 
 def read_lines(path):
@@ -133,12 +147,26 @@ def keras_hub_packer(lines, tokenizer, max_length):
     )
 
 
-def epoch_seconds(dataset):
-    """One epoch consumed in the graph (as `fit` does), not batch by batch
-    in Python, whose ~0.5 ms per batch would swamp small batches."""
-    start = time.perf_counter()
-    dataset.reduce(tf.constant(0, tf.int64), lambda n, *element: n + 1)
-    return time.perf_counter() - start
+def consumer(dataset):
+    """A function that runs one pass over `dataset` in the graph (as `fit`
+    does), not batch by batch in Python, whose ~0.5 ms per batch would
+    swamp small batches. Traced once here, so that no pass pays for
+    tracing; each call makes a new iterator, as each epoch of `fit` does.
+    The consumer itself costs ~30 us an element (a function call each),
+    ~60 us with the hand-over from `prefetch`: 1,024 times an epoch for
+    batches of 32 short lines, 32 times for the tokenizer alone's 1,024-line
+    batches. The "cut into batches of 32" row shows that cost."""
+    count = tf.function(
+        lambda: dataset.reduce(tf.constant(0, tf.int64), lambda n, *_: n + 1)
+    )
+    count()  # trace, and warm up
+
+    def seconds():
+        start = time.perf_counter()
+        count()
+        return time.perf_counter() - start
+
+    return seconds
 
 
 def efficiency_without_fill(dataset):
@@ -200,6 +228,7 @@ def main():
             tokens_per_batch=4096,
         )
         counts = {}
+        once, many, head = {}, {}, {}
         for name, dataset in pipelines.items():
             if name.startswith("tokenizer alone,"):
                 counts[name] = counts["tokenizer alone"]
@@ -210,36 +239,57 @@ def main():
             else:
                 counts[name] = dict(tfd.stats(dataset))
                 counts[name]["no_fill"] = efficiency_without_fill(dataset)
-            epoch_seconds(dataset)  # warm-up, excluded
-        times = {name: [] for name in pipelines}
+            once[name] = consumer(dataset)
+            many[name] = consumer(dataset.repeat(STEADY_EPOCHS))
+            head[name] = consumer(dataset.take(1))
+        epoch = {name: [] for name in pipelines}
+        steady = {name: [] for name in pipelines}
+        latency = {name: [] for name in pipelines}
         for _ in range(args.repeats):
-            for name, dataset in pipelines.items():
-                times[name].append(epoch_seconds(dataset))
+            for name in pipelines:
+                latency[name].append(head[name]())
+                first = once[name]()
+                epoch[name].append(first)
+                # The epochs after the first on one iterator: no start-up
+                # (function instantiation, pipeline fill), only throughput.
+                steady[name].append(
+                    (many[name]() - first) / (STEADY_EPOCHS - 1)
+                )
         lines_count = counts["tokenizer alone"]["lines"]
         print(f"\n## {corpus} (max_length={max_length}, {lines_count} lines)")
         print(
             "| pipeline | lines/s | tokens/s | × tokenizer alone "
+            "| steady tokens/s | × tokenizer alone, steady | first batch ms "
             "| padding efficiency | without fill rows | shapes | truncated |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         alone = counts["tokenizer alone"]["real_tokens"]
-        for name in pipelines:
-            seconds = statistics.median(times[name])
-            tokens = counts[name]["real_tokens"]
+
+        def ratio(times, name):
             # The ratio of each round (this pipeline against the tokenizer
             # alone, timed moments apart), then the median over rounds:
             # steadier than a ratio of medians when the machine is shared.
-            ratio = statistics.median(
+            tokens = counts[name]["real_tokens"]
+            return statistics.median(
                 (tokens / mine) / (alone / base)
                 for mine, base in zip(times[name], times["tokenizer alone"])
             )
+
+        for name in pipelines:
+            seconds = statistics.median(epoch[name])
+            steady_seconds = statistics.median(steady[name])
+            tokens = counts[name]["real_tokens"]
             row = dict(
                 corpus=corpus,
                 pipeline=name,
                 seconds=seconds,
                 lines_per_s=lines_count / seconds,
                 tokens_per_s=tokens / seconds,
-                ratio=ratio,
+                ratio=ratio(epoch, name),
+                steady_seconds=steady_seconds,
+                steady_tokens_per_s=tokens / steady_seconds,
+                steady_ratio=ratio(steady, name),
+                first_batch_ms=1000 * statistics.median(latency[name]),
                 padding_efficiency=counts[name].get("padding_efficiency"),
                 without_fill=counts[name].get("no_fill"),
                 shapes=counts[name].get("shapes"),
@@ -253,6 +303,8 @@ def main():
             print(
                 f"| {name} | {row['lines_per_s']:,.0f} "
                 f"| {row['tokens_per_s']:,.0f} | {row['ratio']:.2f} "
+                f"| {row['steady_tokens_per_s']:,.0f} "
+                f"| {row['steady_ratio']:.2f} | {row['first_batch_ms']:.0f} "
                 f"| {show(row['padding_efficiency'], '.3f')} "
                 f"| {show(row['without_fill'], '.3f')} "
                 f"| {show(row['shapes'], 'd')} "

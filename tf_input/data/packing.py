@@ -356,7 +356,11 @@ def regroup(chunks, key_fn, batch_sizes, drop_remainder):
         rows = {k: tf.concat([old[k], chunk[k]], axis=0) for k in chunk}
         keys = tf.cast(key_fn(rows), tf.int32)
         if promote_remainder:
-            keys = tf.cond(flush, lambda: _promote(keys), lambda: keys)
+            # Computed for every chunk and used for the last: a `tf.cond`
+            # here made each new iterator (each epoch) ~40 ms slower to
+            # start (tinyshakespeare: first batch 319 -> 277 ms, epoch 619
+            # -> ~520 ms); the extra ops cost far less per chunk.
+            keys = tf.where(flush, _promote(keys), keys)
         count = tf.size(keys)
         counts = tf.math.bincount(
             keys, minlength=num_keys, maxlength=num_keys, dtype=tf.int32
