@@ -167,13 +167,14 @@ def pack_rows(ids, length):
         start = end - free_sizes
         needed = (end[-1] + length - 1) // length
         first_open = tf.equal(num_rows, 0)
-        new_row = tf.where(first_open, tf.range(free_count), start // length)
+        free_rank = tf.range(free_count)
+        new_row = tf.where(first_open, free_rank, start // length)
         opens = tf.logical_and(
             tf.equal(placed, 0),
             tf.where(
                 first_open,
-                tf.range(free_count) < needed,  # the largest piece each
-                tf.equal((end - 1) // length, start // length),
+                free_rank < needed,  # the largest piece each
+                tf.equal((end - 1) // length, new_row),
             ),
         )
         opened = tf.cast(tf.reshape(tf.where(opens), [-1]), tf.int32)
