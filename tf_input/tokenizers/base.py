@@ -69,6 +69,17 @@ class Tokenizer(keras.layers.Layer):
         raise NotImplementedError
 
     # --- Common API ---------------------------------------------------------
+    @property
+    def padding_id(self):
+        """The id of the vocabulary's padding token, or None if it has none.
+
+        GPT-2's, Llama 3's and Qwen's vocabularies have no padding token
+        (id 0 is `"!"`, a real token): `padding_id` is then None, and a
+        mask derived from `token_ids != 0` would hide real tokens. Use the
+        pipeline's `padding_mask` instead.
+        """
+        return self.special_tokens.get("pad")
+
     def __call__(self, inputs, *args, **kwargs):
         # Keras takes only tensors positionally; accept str and lists too.
         if isinstance(inputs, (str, bytes, list, tuple)):
