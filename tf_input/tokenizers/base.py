@@ -80,6 +80,45 @@ class Tokenizer(keras.layers.Layer):
         """
         return self.special_tokens.get("pad")
 
+    @property
+    def start_ids(self):
+        """The ids that `add_special_tokens=True` puts before a sequence.
+
+        E.g. `[101]` (`[CLS]`) for BERT, `[128000]` for Llama 3, `[]` for a
+        tokenizer whose template adds nothing in front (Qwen). The pipeline
+        and `export_text_model` add these same ids.
+        """
+        return list(self._start_ids)
+
+    @property
+    def end_ids(self):
+        """The ids that `add_special_tokens=True` puts after a sequence."""
+        return list(self._end_ids)
+
+    def templates(self):
+        """The special-token templates, `{"single": [...], "pair": [...]}`.
+
+        Each item is `(piece, type_id)`: `piece` is an int (a special id) or
+        `"$A"` / `"$B"` (the first / second text); `type_id` is the token
+        type given to it (BERT's sentence A = 0, B = 1). The default is
+        `start $A end` and `start $A end $B end`, with type 1 from `$B` on;
+        tokenizers loaded from a `tokenizer.json` give its post-processor's.
+        """
+        if getattr(self, "_templates", None) is not None:
+            return {k: list(v) for k, v in self._templates.items()}
+        start = [(i, 0) for i in self._start_ids]
+        end = [(i, 0) for i in self._end_ids]
+        return {
+            "single": [*start, ("$A", 0), *end],
+            "pair": [
+                *start,
+                ("$A", 0),
+                *end,
+                ("$B", 1),
+                *[(i, 1) for i in self._end_ids],
+            ],
+        }
+
     def __call__(self, inputs, *args, **kwargs):
         # Keras takes only tensors positionally; accept str and lists too.
         if isinstance(inputs, (str, bytes, list, tuple)):
