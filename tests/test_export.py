@@ -66,10 +66,17 @@ def block_model(vocabulary_size):
         position="learned",
         max_length=16,
         positions_input=True,
+        padding_mask_input=True,  # id 0 is a real token in GPT-2's vocab
         normalization="layer",
         dropout=0.3,  # off at serving time: outputs are deterministic
     )
-    hidden = block({"token_ids": token_ids, "positions": positions})
+    hidden = block(
+        {
+            "token_ids": token_ids,
+            "positions": positions,
+            "padding_mask": padding_mask,
+        }
+    )
     hidden = keras.layers.Dense(16, activation="tanh")(hidden)
     mask = keras.ops.cast(padding_mask, hidden.dtype)[..., None]
     pooled = keras.ops.sum(hidden * mask, 1) / keras.ops.maximum(
@@ -188,7 +195,11 @@ def test_single_and_list_inputs(tmp_path):
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     single = keras.Model(token_ids, keras.ops.sum(token_ids, 1))
     module = export_text_model(
-        single, tokenizer, str(tmp_path / "single"), max_length=8
+        single,
+        tokenizer,
+        str(tmp_path / "single"),
+        max_length=8,
+        add_special_tokens=False,
     )
     a, dog, the = (tokenizer.token_to_id(t) for t in ("a", "dog", "the"))
     np.testing.assert_array_equal(
@@ -200,7 +211,11 @@ def test_single_and_list_inputs(tmp_path):
         keras.ops.sum(token_ids * keras.ops.cast(mask, "int32"), 1),
     )
     module = export_text_model(
-        listed, tokenizer, str(tmp_path / "listed"), max_length=8
+        listed,
+        tokenizer,
+        str(tmp_path / "listed"),
+        max_length=8,
+        add_special_tokens=False,
     )
     np.testing.assert_array_equal(
         module.serve(tf.constant(["a dog"])).numpy(), [a + dog]
@@ -227,7 +242,7 @@ class Subclassed(keras.Model):
         ),
         (
             {"add_special_tokens": "yes"},
-            r"`add_special_tokens` must be True, False or None",
+            r"`add_special_tokens` must be True or False",
         ),
         (
             {"max_length": 2, "add_special_tokens": True},
@@ -268,9 +283,17 @@ def test_specials_needed_but_absent(tmp_path):
         def special_tokens(self):
             return {"pad": 0, "unk": 3}
 
+        @property
+        def start_ids(self):
+            return []
+
+        @property
+        def end_ids(self):
+            return []
+
     tokenizer = NoSpecials()
     tokenizer.adapt(CORPUS)
-    with pytest.raises(ValueError, match="needs a tokenizer with start or end"):
+    with pytest.raises(ValueError, match="needs a tokenizer with start and"):
         export_text_model(
             feature_model(["token_ids"]),
             tokenizer,

@@ -19,6 +19,10 @@ if keras.backend.backend() != "tensorflow":
         "Set KERAS_BACKEND=tensorflow before importing keras."
     )
 
+from tf_input import _keras_compat  # noqa: E402
+
+_keras_compat.install()
+
 from tf_input import data  # noqa: E402
 from tf_input import viz  # noqa: E402
 from tf_input.block import InputBlock  # noqa: E402

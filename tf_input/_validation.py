@@ -157,3 +157,39 @@ def checked_indices(indices, limit, message: str, details=(), what="index"):
     check = tf.debugging.Assert(all_valid, data, summarize=1)
     with tf.control_dependencies([check]):
         return tf.identity(indices), valid
+
+
+def padding_mask_from_ids(token_ids, padding_id, layer_name):
+    """`token_ids != padding_id`, checked: padding only at the row ends.
+
+    Padding fills the end of a row (or its start, when left-padded), never
+    the middle. An occurrence of `padding_id` between two other ids means
+    that it is a real token of the vocabulary (id 0 is `"!"` in GPT-2's),
+    and masking it would hide it from attention silently: that is an error
+    (`ValueError` eagerly, `InvalidArgumentError` in a graph). Under XLA
+    the check is compiled away and the mask is returned as computed.
+    Symbolic (Keras) tensors get the mask without the check.
+    """
+    mask = tf.not_equal(token_ids, tf.cast(padding_id, token_ids.dtype))
+    if mask.shape.rank is None or mask.shape.rank < 1 or in_xla_context():
+        return mask
+    real = tf.cast(mask, tf.int32)
+    before = tf.cumsum(real, axis=-1) > 0
+    after = tf.cumsum(real, axis=-1, reverse=True) > 0
+    inside = tf.logical_and(tf.logical_not(mask), before & after)
+    ok = tf.logical_not(tf.reduce_any(inside))
+    message = (
+        f"{layer_name} masks id {padding_id} as padding, but it occurs "
+        "between real tokens, so it is a real token of this vocabulary (id "
+        "0 is '!' in GPT-2's, Llama 3's and Qwen's), not padding. Feed the "
+        "pipeline's `padding_mask` instead (`InputBlock(..., "
+        "padding_mask_input=True)`), or set `padding_id` to the "
+        "tokenizer's `padding_id` (None when it has none)."
+    )
+    if tf.executing_eagerly():
+        if not bool(ok):
+            raise ValueError(message)
+        return mask
+    check = tf.debugging.Assert(ok, [message], summarize=1)
+    with tf.control_dependencies([check]):
+        return tf.identity(mask)

@@ -10,6 +10,7 @@ from keras import ops
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
+from tf_input._validation import padding_mask_from_ids
 from tf_input.layers.learned_pe import LearnedPE
 from tf_input.layers.rotary_embedding import RotaryEmbedding
 from tf_input.layers.sinusoidal_pe import SinusoidalPE
@@ -60,6 +61,30 @@ def _check_rope(rope, position):
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
+class InputMask(keras.layers.Layer):
+    """Passes `x` on with the mask given as a second input.
+
+    `InputMask()([x, padding_mask])` returns `x`, with `padding_mask` (bool
+    or int, nonzero on real tokens) as its Keras mask. `InputBlock` uses it
+    to attach the pipeline's `padding_mask`.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        x, _ = inputs
+        return x
+
+    def compute_mask(self, inputs, mask=None):
+        return ops.cast(inputs[1], "bool")
+
+    def compute_output_shape(self, input_shape):
+        return input_shape[0]
+
+
+@keras.saving.register_keras_serializable(package="tf_input")
 class InputBlock(keras.Model):
     """Turns token ids into the tensor the first Transformer block reads.
 
@@ -70,8 +95,19 @@ class InputBlock(keras.Model):
                      + segment_embedding(segment_ids)     # num_segments > 0
                      + position))                         # additive schemes
 
-    with the padding mask (`token_ids != padding_id`) attached to the output,
-    so Keras passes it on to the layers that follow.
+    with the padding mask attached to the output, so Keras passes it on to
+    the layers that follow. The mask is the pipeline's `padding_mask` input
+    with `padding_mask_input=True`, else `token_ids != padding_id`.
+
+    Which mask to use: in many vocabularies id 0 is a real token (`"!"` in
+    GPT-2's, Llama 3's, Qwen's; their tokenizers' `padding_id` is None), so
+    a mask derived from `token_ids != 0` would hide real tokens. Take the
+    pipeline's mask (`padding_mask_input=True`) with such tokenizers; it is
+    right for every tokenizer. Masking by id stays the default for ids-only
+    use, and is checked: `padding_id` found between two real tokens of a
+    row is an error, and `make_dataset(..., features=model)` and
+    `export_text_model` refuse a model that masks an id the tokenizer uses
+    for a real token.
 
     `position` chooses the position information:
 
@@ -100,6 +136,8 @@ class InputBlock(keras.Model):
     * `positions`: int `(batch, seq_len)`, the position of each token, e.g.
       restarting at 0 in each example of a packed row. Only with
       `positions_input=True` (and an additive `position`).
+    * `padding_mask`: bool or int `(batch, seq_len)`, 1 on real tokens, the
+      pipeline's mask. Only with `padding_mask_input=True`.
 
     Under mixed precision the tables stay float32, position math is done in
     float32, and the output is in the compute dtype (e.g. bfloat16).
@@ -120,8 +158,9 @@ class InputBlock(keras.Model):
         normalization: None, `"layer"` (LayerNormalization) or `"rms"`
             (RMSNormalization), applied before dropout; epsilon `1e-6`.
             Defaults to `None`.
-        padding_id: int or None. The id masked out as padding; None for no
-            mask. Defaults to `0`.
+        padding_id: int, None or `"auto"`. The id masked out as padding
+            (None: no mask from the ids). `"auto"` is 0, or None with
+            `padding_mask_input=True`. Defaults to `"auto"`.
         scale: bool. Multiply token embeddings by `sqrt(embedding_dim)`.
             Defaults to `True`.
         rope: dict or None. Arguments of `RotaryEmbedding` for
@@ -129,6 +168,9 @@ class InputBlock(keras.Model):
             `scaling` (a Hugging Face `rope_scaling` dict), `sequence_axis`,
             `feature_axis`; the Hugging Face names `rope_theta` and
             `rope_scaling` are accepted too. Defaults to `None`.
+        padding_mask_input: bool. Add a `padding_mask` input (the
+            pipeline's feature) and use it as the mask instead of
+            `token_ids != padding_id`. Defaults to `False`.
         positions_input: bool. Add a `positions` input (packed rows) used
             by the position encoding instead of `0, 1, ..., seq_len - 1`.
             Needs `position` `"sinusoidal"` or `"learned"`; with `"rope"`
@@ -171,10 +213,11 @@ class InputBlock(keras.Model):
         num_segments=0,
         dropout=0.0,
         normalization=None,
-        padding_id=0,
+        padding_id="auto",
         scale=True,
         rope=None,
         positions_input=False,
+        padding_mask_input=False,
         name=None,
         **kwargs,
     ):
@@ -219,6 +262,20 @@ class InputBlock(keras.Model):
                 "'sinusoidal' or 'learned'. Received: "
                 f"position={position!r}. With 'rope', pass the positions "
                 "to `block.rotary(q, positions=...)` in attention instead."
+            )
+        if not isinstance(padding_mask_input, bool):
+            raise ValueError(
+                "`padding_mask_input` must be True or False. "
+                f"Received: padding_mask_input={padding_mask_input!r}."
+            )
+        if padding_id == "auto":
+            padding_id = None if padding_mask_input else 0
+        elif padding_mask_input and padding_id is not None:
+            raise ValueError(
+                "With `padding_mask_input=True` the mask is the "
+                "`padding_mask` input, so no id is masked: leave "
+                '`padding_id` at "auto" (or None). Received: '
+                f"padding_id={padding_id!r} with padding_mask_input=True."
             )
         dtype = kwargs.pop("dtype", None)
 
@@ -291,6 +348,14 @@ class InputBlock(keras.Model):
                 x = position_embedding(x, positions=positions)
             else:
                 x = position_embedding(x)
+        if padding_mask_input:
+            padding_mask = keras.Input(
+                (None,), dtype="int32", name="padding_mask"
+            )
+            inputs["padding_mask"] = padding_mask
+            x = InputMask(dtype=dtype, name="padding_mask_of_inputs")(
+                [x, padding_mask]
+            )
         if norm is not None:
             x = norm(x)
         if dropout_layer is not None:
@@ -317,6 +382,7 @@ class InputBlock(keras.Model):
             rope["scaling"] = rotary.scaling  # normalised: `rope_type` key
         self.rope = rope
         self.positions_input = positions_input
+        self.padding_mask_input = padding_mask_input
         # === Sublayers, for direct use (e.g. `tf_input.trace`) ===
         self.token_embedding = token_embedding
         self.segment_embedding = segment_embedding
@@ -333,15 +399,23 @@ class InputBlock(keras.Model):
             names.append("segment_ids")
         if self.positions_input:
             names.append("positions")
+        if self.padding_mask_input:
+            names.append("padding_mask")
         return tuple(names)
 
     def compute_mask(self, inputs, mask=None):
         # Functional models lose their inner masks when called on symbolic
-        # inputs (nested in another model); compute it from the ids here.
+        # inputs (nested in another model); compute it here.
+        if self.padding_mask_input:
+            return ops.cast(inputs["padding_mask"], "bool")
         if self.padding_id is None:
             return None
         token_ids = inputs["token_ids"] if isinstance(inputs, dict) else inputs
-        return ops.not_equal(token_ids, self.padding_id)
+        if isinstance(token_ids, keras.KerasTensor):
+            return ops.not_equal(token_ids, self.padding_id)
+        return padding_mask_from_ids(
+            ops.convert_to_tensor(token_ids), self.padding_id, "InputBlock"
+        )
 
     def get_config(self):
         # Not chained to Functional: its config describes the graph, ours
@@ -361,6 +435,7 @@ class InputBlock(keras.Model):
             "scale": self.scale,
             "rope": self.rope,
             "positions_input": self.positions_input,
+            "padding_mask_input": self.padding_mask_input,
         }
 
     @classmethod

@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 
-import keras
 import tensorflow as tf
 
+from tf_input._model_inputs import check_padding
+from tf_input._model_inputs import input_packer
 from tf_input._validation import check_one_of
 from tf_input._validation import check_positive_int
 from tf_input.block import InputBlock
+from tf_input.data.pipeline import _has_file_template
 from tf_input.data.pipeline import pad_rows
 from tf_input.data.pipeline import special_ids
 from tf_input.tokenizers.base import Tokenizer
@@ -43,31 +45,7 @@ REQUIREMENTS_FILE = os.path.join("assets.extra", "tf_input.json")
 def _model_inputs(model):
     """`(names, pack)`: the feature names the model takes and a function
     that builds its call argument from a dict of features."""
-    structure = getattr(model, "_inputs_struct", None)
-    if not isinstance(model, keras.Model) or structure is None:
-        raise ValueError(
-            "`model` must be a functional Keras model (built from "
-            "`keras.Input`s named after the pipeline's features: "
-            f"{FEATURES}). Received: model of type {type(model).__name__}. "
-            "Wrap a subclassed model: `inputs = {'token_ids': keras.Input("
-            "(None,), dtype='int32', name='token_ids')}; "
-            "keras.Model(inputs, subclassed(inputs))`."
-        )
-    if isinstance(structure, dict):
-        names = list(structure)
-
-        def pack(features):
-            return {name: features[name] for name in names}
-
-    else:
-        flat = keras.tree.flatten(structure)
-        names = [tensor.name for tensor in flat]
-
-        def pack(features):
-            return keras.tree.pack_sequence_as(
-                structure, [features[name] for name in names]
-            )
-
+    names, pack = input_packer(model)
     unknown = [name for name in names if name not in FEATURES]
     if "token_ids" not in names or unknown:
         raise ValueError(
@@ -88,6 +66,16 @@ def _reads_token_types(model):
         isinstance(layer, InputBlock) and layer.num_segments > 0
         for layer in model._flatten_layers(include_self=True, recursive=True)
     )
+
+
+def _empty_text_id(tokenizer):
+    """The one token a text with no token is served as: the end token
+    (`eos`, else `sep`), else `unk`, else the padding id, else 0."""
+    roles = tokenizer.special_tokens
+    for role in ("eos", "sep", "unk", "pad"):
+        if roles.get(role) is not None:
+            return int(roles[role])
+    return 0
 
 
 def _non_core_ops(concrete_function):
@@ -115,6 +103,7 @@ class _TextModel(tf.Module):
         self._start, self._end = specials
         self._names, self._pack = _model_inputs(model)
         self._token_types = _reads_token_types(model)
+        self._empty_id = _empty_text_id(tokenizer)
 
     def features(self, texts):
         """`[N]` strings -> the dict of padded `[N, S]` features."""
@@ -127,10 +116,19 @@ class _TextModel(tf.Module):
             ids,
             tf.range(ids.nrows()),
             capacity,
-            self._start[0] if self._start else None,
-            self._end[0] if self._end else None,
+            self._start,
+            self._end,
             self._max_length,
         )
+        # A text with no token (and no special token around it) is served
+        # as one token, `_empty_text_id`, so that no row is all padding:
+        # a masked mean over such a row would be NaN.
+        empty = tf.equal(lengths, 0)
+        first = tf.equal(tf.range(self._max_length), 0)[None, :]
+        token_ids = tf.where(
+            empty[:, None] & first, tf.constant(self._empty_id), token_ids
+        )
+        lengths = tf.maximum(lengths, 1)
         if self._batching == "max_length":
             size = tf.constant(self._max_length, tf.int64)
         else:  # "longest"; at least 1 so that an empty batch has a shape
@@ -180,7 +178,7 @@ def export_text_model(
     *,
     max_length,
     batching="longest",
-    add_special_tokens=None,
+    add_special_tokens=True,
 ):
     """Saves `model` as a SavedModel whose serving function takes raw text.
 
@@ -189,10 +187,11 @@ def export_text_model(
 
     1. the tokenizer (without special tokens);
     2. truncation to `max_length` minus the number of special tokens, then
-       the tokenizer's start/end tokens (roles `bos`/`eos`, else
-       `cls`/`sep`, e.g. `[CLS]`/`[SEP]`), if `add_special_tokens` — the
-       same tokens and order as `tf_input.data.make_dataset`, so the
-       specials are never cut off;
+       the tokenizer's start and end tokens (`tokenizer.start_ids` /
+       `end_ids`, e.g. `[CLS]`/`[SEP]`), if `add_special_tokens` (the
+       default, as in `tf_input.data.make_dataset`) — the same tokens,
+       truncation and order as `make_dataset` with the same arguments, so
+       a model is served the rows it was trained on;
     3. padding with id 0, to the longest row (`batching="longest"`) or to
        `max_length` (`"max_length"`);
     4. the model, called with `training=False` on the features it declares
@@ -207,10 +206,17 @@ def export_text_model(
 
     `serve(texts)` returns the model's outputs as they are; the
     `serving_default` signature returns a dict (`{"outputs": ...}` for a
-    single output). An empty string gives a row of only special tokens (or
-    only padding). The tokenizer's vocabulary and the model's weights are
-    saved in `path`, so the folder can be moved: reloaded in a fresh process
-    from another folder it returns exactly what the original returned.
+    single output). Every row holds at least one real token: an empty
+    string gives a row of only the special tokens, or, without special
+    tokens, one token (the tokenizer's end token, else its unknown token,
+    else its padding id, else 0) marked real in `padding_mask`, so that no
+    output is NaN (`make_dataset` skips empty texts instead). The
+    model must not mask, as padding, an id that is a real token of the
+    tokenizer (id 0 is `"!"` in GPT-2's vocabulary): that is an error here
+    (use `InputBlock(..., padding_mask_input=True)`). The tokenizer's
+    vocabulary and the model's weights are saved in `path`, so the folder
+    can be moved: reloaded in a fresh process from another folder it
+    returns exactly what the original returned.
 
     Loading: a SavedModel with `VocabularyTokenizer` or `BytePairTokenizer`
     loads with `tf.saved_model.load(path)` in a process that imports only
@@ -231,11 +237,9 @@ def export_text_model(
             are truncated.
         batching: str, `"longest"` or `"max_length"`. Defaults to
             `"longest"`.
-        add_special_tokens: bool or None. Add the tokenizer's start and end
-            tokens. None follows `tokenizer.add_special_tokens`. Pass True
-            for a tokenizer built with `add_special_tokens=False` and a
-            model trained on `make_dataset(..., add_special_tokens=True)`.
-            Defaults to `None`.
+        add_special_tokens: bool. Add the tokenizer's start and end
+            tokens, as `make_dataset` does by default; pass the value given
+            to `make_dataset` for training. Defaults to `True`.
 
     Returns:
         The `tf.Module` that was saved (its `serve` works in this process).
@@ -249,7 +253,7 @@ def export_text_model(
     >>> import tempfile
     >>> folder = tempfile.mkdtemp()
     >>> _ = tf_input.export.export_text_model(
-    ...     model, tokenizer, folder, max_length=4, add_special_tokens=True)
+    ...     model, tokenizer, folder, max_length=4)
     >>> reloaded = tf.saved_model.load(folder)
     >>> reloaded.serve(tf.constant(["the cat sat down", "a"])).numpy()
     array([[10, 40, 50, 20],
@@ -263,29 +267,29 @@ def export_text_model(
         )
     max_length = check_positive_int("max_length", max_length)
     batching = check_one_of("batching", batching, BATCHINGS)
-    if add_special_tokens is None:
-        add_special_tokens = tokenizer.add_special_tokens
     if not isinstance(add_special_tokens, bool):
         raise ValueError(
-            "`add_special_tokens` must be True, False or None. "
+            "`add_special_tokens` must be True or False, as given to "
+            "`make_dataset` for training. "
             f"Received: add_special_tokens={add_special_tokens!r}."
         )
     specials = ([], [])
     if add_special_tokens:
-        # The pipeline's choice: `bos` (else `cls`) and `eos` (else `sep`).
-        start, end = special_ids(tokenizer)
-        specials = (
-            [] if start is None else [start],
-            [] if end is None else [end],
-        )
-        if start is None and end is None:
+        # The pipeline's tokens: the tokenizer's start and end ids.
+        specials = special_ids(tokenizer)
+        if not (specials[0] and specials[1]) and not _has_file_template(
+            tokenizer
+        ):
             raise ValueError(
-                "`add_special_tokens=True` needs a tokenizer with start or "
-                "end tokens (roles 'bos'/'cls' and 'eos'/'sep'), but this "
-                f"{type(tokenizer).__name__} has none "
-                f"(special_tokens={tokenizer.special_tokens}). "
-                "Pass add_special_tokens=False."
+                "`add_special_tokens=True` needs a tokenizer with start and "
+                "end tokens (roles 'bos'/'cls' and 'eos'/'sep'), as "
+                "`make_dataset` does, but this "
+                f"{type(tokenizer).__name__} has "
+                f"special_tokens={tokenizer.special_tokens}. "
+                "Pass add_special_tokens=False (and the same to "
+                "`make_dataset`)."
             )
+    check_padding(model, tokenizer, "Serving it")
     num_specials = len(specials[0]) + len(specials[1])
     if max_length < num_specials + 1:
         raise ValueError(

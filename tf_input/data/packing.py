@@ -6,8 +6,10 @@ at once: no per-line `tf.data` step, no `unbatch` of single rows.
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import tensorflow as tf
+from keras import ops
 
 from tf_input._ragged import row_ids
 
@@ -23,9 +25,14 @@ def segment_attention_mask(segment_ids, causal=False):
 
     Position `i` may attend to position `j` when both hold a real token
     (`segment_id > 0`) of the same segment (and, with `causal=True`, when
-    `j <= i`). Padding (segment 0) attends to nothing and is attended by
-    nothing. The result can be passed as `attention_mask` to
-    `keras.layers.MultiHeadAttention`.
+    `j <= i`: a decoder's mask, each token sees only itself and the tokens
+    before it in its own segment). Padding (segment 0) attends to nothing
+    and is attended by nothing. The result can be passed as
+    `attention_mask` to `keras.layers.MultiHeadAttention`.
+
+    Built with `keras.ops`, so it works on tensors, NumPy arrays and on the
+    symbolic inputs of a functional model:
+    `segment_attention_mask(keras.Input((None,), dtype="int32"))`.
 
     Args:
         segment_ids: int tensor `[batch, seq_len]` (or `[seq_len]`), as made
@@ -39,31 +46,40 @@ def segment_attention_mask(segment_ids, causal=False):
     Example:
 
     >>> mask = tf_input.data.segment_attention_mask([[1, 1, 2, 0]])
-    >>> mask.numpy().astype(int)[0].tolist()
+    >>> np.asarray(mask).astype(int)[0].tolist()
     [[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0]]
+    >>> causal = tf_input.data.segment_attention_mask([[1, 1, 2, 0]], True)
+    >>> np.asarray(causal).astype(int)[0].tolist()
+    [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0]]
     """
     if not isinstance(causal, bool):
         raise ValueError(
             f"`causal` must be True or False. Received: causal={causal!r}."
         )
-    segment_ids = tf.convert_to_tensor(segment_ids)
-    if not segment_ids.dtype.is_integer:
+    if not isinstance(segment_ids, keras.KerasTensor):
+        segment_ids = tf.convert_to_tensor(segment_ids)
+    dtype = keras.backend.standardize_dtype(segment_ids.dtype)
+    if "int" not in dtype:
         raise ValueError(
             "`segment_ids` must be integers. "
-            f"Received: segment_ids with dtype {segment_ids.dtype.name}."
+            f"Received: segment_ids with dtype {dtype}."
         )
-    if segment_ids.shape.rank not in (1, 2):
+    if len(segment_ids.shape) not in (1, 2):
         raise ValueError(
             "`segment_ids` must have shape [seq_len] or [batch, seq_len]. "
-            f"Received: segment_ids with shape {segment_ids.shape}."
+            f"Received: segment_ids with shape {tuple(segment_ids.shape)}."
         )
-    query = segment_ids[..., :, None]
-    key = segment_ids[..., None, :]
-    mask = tf.logical_and(tf.equal(query, key), key > 0)
+    query = ops.expand_dims(segment_ids, -1)
+    key = ops.expand_dims(segment_ids, -2)
+    mask = ops.logical_and(ops.equal(query, key), ops.greater(key, 0))
     if causal:
-        length = tf.shape(segment_ids)[-1]
-        lower = tf.linalg.band_part(tf.ones([length, length], tf.bool), -1, 0)
-        mask = tf.logical_and(mask, lower)
+        # Positions by a cumulative sum: works on symbolic tensors, whose
+        # length is not known.
+        position = ops.cumsum(ops.ones_like(segment_ids), axis=-1)
+        lower = ops.greater_equal(
+            ops.expand_dims(position, -1), ops.expand_dims(position, -2)
+        )
+        mask = ops.logical_and(mask, lower)
     return mask
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import numbers
+import os
 
+import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._model_inputs import check_padding
+from tf_input._model_inputs import input_names
 from tf_input._ragged import row_ids
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
@@ -24,17 +28,31 @@ PADDED = ("longest", "max_length")
 START_ROLES = ("bos", "cls")
 END_ROLES = ("eos", "sep")
 DEFAULT_SHUFFLE_BUFFER = 10_000
+# The features of each kind of batch, in the order they are emitted.
+FEATURES = ("token_ids", "padding_mask")
+PACK_FEATURES = ("token_ids", "padding_mask", "segment_ids", "positions")
+SEQ2SEQ_FEATURES = (
+    "encoder_token_ids",
+    "encoder_padding_mask",
+    "decoder_token_ids",
+    "decoder_padding_mask",
+)
 
 
 def special_ids(tokenizer):
-    """`(start_id, end_id)` from `tokenizer.special_tokens`; None if absent.
+    """`(start_ids, end_ids)`: the lists of ids put around each sequence.
 
-    The start is the `bos` role, else `cls`; the end is `eos`, else `sep`.
+    The tokenizer's own template (`tokenizer.start_ids` / `end_ids`): e.g.
+    `[CLS]` / `[SEP]` for BERT, `<s>` / `</s>` for SentencePiece, only
+    `<|begin_of_text|>` in front for Llama 3, nothing for Qwen.
     """
-    roles = tokenizer.special_tokens
-    start = next((roles[r] for r in START_ROLES if r in roles), None)
-    end = next((roles[r] for r in END_ROLES if r in roles), None)
-    return start, end
+    return list(tokenizer.start_ids), list(tokenizer.end_ids)
+
+
+def _has_file_template(tokenizer):
+    """Whether the tokenizer's templates come from its file (a
+    `tokenizer.json` post-processor), which may rightly add nothing."""
+    return getattr(tokenizer, "_templates", None) is not None
 
 
 def _check_tokenizer(name, tokenizer, need_specials, why):
@@ -53,7 +71,11 @@ def _check_tokenizer(name, tokenizer, need_specials, why):
             f"Received: {name} with add_special_tokens=True."
         )
     start, end = special_ids(tokenizer)
-    if need_specials and (start is None or end is None):
+    if (
+        need_specials
+        and not (start and end)
+        and not (need_specials == "template" and _has_file_template(tokenizer))
+    ):
         raise ValueError(
             f"{why} needs start and end tokens (roles {START_ROLES} and "
             f"{END_ROLES}), but `{name}` ({type(tokenizer).__name__}) has "
@@ -62,18 +84,28 @@ def _check_tokenizer(name, tokenizer, need_specials, why):
     return start, end
 
 
+def _as_ids(value):
+    """None, an int or a sequence of ints -> a list of ints."""
+    if value is None:
+        return []
+    if isinstance(value, numbers.Integral):
+        return [int(value)]
+    return [int(v) for v in value]
+
+
 def select_rows(ids, index=None, capacity=None, start=None, end=None):
     """Rows `index` of ragged `ids`, cut to `capacity`, wrapped in specials.
 
     Returns `(rows, truncated)`: the ragged rows, each cut to its first
-    `capacity` ids (None: no cut) with `start` before and `end` after (None:
-    none), and a bool `[len(index)]` telling which rows were cut. Every
-    output id is found by arithmetic on the row splits and one gather, in a
-    single pass: ~1.7x faster on WikiText chunks than the ragged gather,
-    ragged slice and scatter it replaced (9.0 vs 15.5 ms per 2,048 lines).
+    `capacity` ids (None: no cut) with the ids of `start` before and of
+    `end` after (an int, a list of ints, or None for none), and a bool
+    `[len(index)]` telling which rows were cut. Every output id is found
+    by arithmetic on the row splits and one gather, in a single pass:
+    ~1.7x faster on WikiText chunks than the ragged gather, ragged slice
+    and scatter it replaced (9.0 vs 15.5 ms per 2,048 lines).
     """
-    before = int(start is not None)
-    after = int(end is not None)
+    start, end = _as_ids(start), _as_ids(end)
+    before, after = len(start), len(end)
     splits = ids.row_splits
     if index is None:
         index = tf.range(ids.nrows())
@@ -87,19 +119,25 @@ def select_rows(ids, index=None, capacity=None, start=None, end=None):
         [tf.zeros([1], tf.int64), tf.cumsum(kept + before + after)], 0
     )
     row = row_ids(new_splits)
-    # Where each output slot is in its row's kept ids: -1 for `start`,
-    # `kept` for `end`.
+    # Where each output slot is in its row's kept ids: negative in `start`,
+    # `kept` and beyond in `end`.
     offset = tf.range(new_splits[-1]) - tf.gather(new_splits, row) - before
     row_kept = tf.gather(kept, row)
     inside = tf.logical_and(offset >= 0, offset < row_kept)
     source = tf.where(inside, tf.gather(begin, row) + offset, 0)
     values = tf.gather(ids.flat_values, source)
-    if start is not None:
-        values = tf.where(offset < 0, tf.constant(start, tf.int32), values)
-    if end is not None:
-        values = tf.where(
-            offset >= row_kept, tf.constant(end, tf.int32), values
+    if start:
+        first = tf.gather(
+            tf.constant(start, tf.int32),
+            tf.clip_by_value(offset + before, 0, before - 1),
         )
+        values = tf.where(offset < 0, first, values)
+    if end:
+        last = tf.gather(
+            tf.constant(end, tf.int32),
+            tf.clip_by_value(offset - row_kept, 0, after - 1),
+        )
+        values = tf.where(offset >= row_kept, last, values)
     rows = tf.RaggedTensor.from_row_splits(values, new_splits, validate=False)
     return rows, truncated
 
@@ -108,32 +146,35 @@ def pad_rows(ids, index, capacity, start, end, width):
     """Rows `index` of ragged `ids`, padded: `select_rows` made dense.
 
     Returns `(dense, lengths, truncated)`: int32 `[len(index), width]`, each
-    row its first `capacity` ids with `start` before and `end` after (None:
-    none), then 0; the row lengths with the specials; and which rows were
-    cut. `width` must be at least `capacity` plus the specials. Built by a
-    ragged gather, `to_tensor` (which also truncates) and column arithmetic,
-    with no per-token index: ~2x faster than `select_rows` + `to_tensor` (5
-    vs 11 ms per 2,048-line WikiText chunk); with it the `"max_length"`
-    pipeline went from 0.66x to 0.71-0.80x of the tokenizer's rate there.
+    row its first `capacity` ids with the ids of `start` before and of
+    `end` after (an int, a list of ints, or None), then 0; the row lengths
+    with the specials; and which rows were cut. `width` must be at least
+    `capacity` plus the specials. Built by a ragged gather, `to_tensor`
+    (which also truncates) and column arithmetic, with no per-token index:
+    ~2x faster than `select_rows` + `to_tensor` (5 vs 11 ms per 2,048-line
+    WikiText chunk); with it the `"max_length"` pipeline went from 0.66x
+    to 0.71-0.80x of the tokenizer's rate there.
     """
-    before = int(start is not None)
-    after = int(end is not None)
+    start, end = _as_ids(start), _as_ids(end)
+    before, after = len(start), len(end)
     rows = tf.gather(ids, index)
     length = rows.row_lengths()
     kept = tf.minimum(length, capacity)
-    # One column more than `capacity` when there is an end token: in cut
-    # rows, the end token overwrites it.
+    # `after` columns more than `capacity`: in cut rows, the end tokens
+    # overwrite them.
     dense = rows.to_tensor(0, shape=[None, capacity + after])
-    if start is not None:
-        first = tf.fill([tf.shape(dense)[0], 1], tf.constant(start, tf.int32))
-        dense = tf.concat([first, dense], 1)
-    if end is not None:
-        column = tf.range(capacity + before + after, dtype=tf.int64)
-        dense = tf.where(
-            column[None, :] == (kept + before)[:, None],
-            tf.constant(end, tf.int32),
-            dense,
+    if start:
+        first = tf.tile(
+            tf.constant(start, tf.int32)[None], [tf.shape(dense)[0], 1]
         )
+        dense = tf.concat([first, dense], 1)
+    if end:
+        column = tf.range(capacity + before + after, dtype=tf.int64)
+        step = column[None, :] - (kept + before)[:, None]
+        last = tf.gather(
+            tf.constant(end, tf.int32), tf.clip_by_value(step, 0, after - 1)
+        )
+        dense = tf.where((step >= 0) & (step < after), last, dense)
     extra = width - capacity - before - after
     if extra:
         dense = tf.pad(dense, [[0, 0], [0, extra]])
@@ -167,12 +208,12 @@ class _Plan:
         start, end = _check_tokenizer(
             "tokenizer",
             tokenizer,
-            add_special_tokens,
+            "template" if add_special_tokens else False,
             "`add_special_tokens=True`",
         )
-        self.start = start if add_special_tokens else None
-        self.end = end if add_special_tokens else None
-        num_specials = int(add_special_tokens) * 2
+        self.start = start if add_special_tokens else []
+        self.end = end if add_special_tokens else []
+        num_specials = len(self.start) + len(self.end)
         if max_length < num_specials + 1:
             raise ValueError(
                 f"`max_length` must leave room for the {num_specials} "
@@ -184,12 +225,18 @@ class _Plan:
             None if batching == "pack" else max_length - num_specials
         )
         if task == "seq2seq":
-            self.target_start, self.target_end = _check_tokenizer(
+            target_start, target_end = _check_tokenizer(
                 "target_tokenizer",
                 target_tokenizer,
                 True,
                 '`task="seq2seq"` (decoder input starts with `<sos>`, '
                 "labels end with `<eos>`)",
+            )
+            # One token each, so that decoder inputs and labels stay
+            # aligned: `<sos> t1 t2` against `t1 t2 <eos>`.
+            self.target_start, self.target_end = (
+                target_start[:1],
+                target_end[:1],
             )
             if max_length < 2:
                 raise ValueError(
@@ -198,6 +245,53 @@ class _Plan:
                     f"Received: max_length={max_length}."
                 )
             self.target_capacity = max_length - 1
+
+    def feature_names(self):
+        """The features this task and batching produce, in order."""
+        if self.task == "seq2seq":
+            return SEQ2SEQ_FEATURES
+        if self.batching == "pack":
+            return PACK_FEATURES
+        return FEATURES
+
+    def check_features(self, features):
+        """The feature names to emit (None: all), from `features=`."""
+        if features is None:
+            return None
+        available = self.feature_names()
+        if isinstance(features, keras.Model):
+            check_padding(
+                features,
+                self.tokenizer,
+                "Training it on these batches",
+            )
+            names = input_names(features, "`features`")
+            source = f"the model {features.name!r} takes"
+        elif isinstance(features, (list, tuple)) and all(
+            isinstance(name, str) for name in features
+        ):
+            names = list(features)
+            source = "`features` asks for"
+        else:
+            raise ValueError(
+                "`features` must be None (every feature), a list of feature "
+                "names, or the functional Keras model to feed (its input "
+                f"names are read). Received: features={features!r}."
+            )
+        missing = [name for name in names if name not in available]
+        if missing or not names or len(set(names)) != len(names):
+            extra = ""
+            if set(missing) & set(PACK_FEATURES) - set(FEATURES):
+                extra = " `segment_ids` and `positions` come with "
+                extra += 'batching="pack".'
+            raise ValueError(
+                f"{source} {names}, but task={self.task!r} with "
+                f"batching={self.batching!r} produces the features "
+                f"{available} (each at most once). Unknown or unavailable: "
+                f"{missing}.{extra} Name each `keras.Input` after the "
+                "feature it receives."
+            )
+        return [name for name in available if name in names]
 
     # --- Chunk of lines -> rows ----------------------------------------------
     def tokenize(self, *batch):
@@ -457,6 +551,8 @@ def make_dataset(
     sample_size=10_000,
     chunk_size=None,
     data_service=None,
+    features=None,
+    count_batches=None,
 ) -> tf.data.Dataset:
     """Turns raw text into padded, bucketed or packed batches for `fit`.
 
@@ -467,7 +563,8 @@ def make_dataset(
     chunk; nothing runs once per line.
 
     Empty examples (no token after tokenization, e.g. blank or
-    whitespace-only lines; for pairs, either side empty) are skipped.
+    whitespace-only lines; for pairs, either side empty) are skipped; a
+    source with no example left is an error.
     Truncation is counted: see `tf_input.data.stats(...)["truncated"]`.
     Padding is 0 in ids and labels; use the `padding_mask` (or
     `ignore_class=0` in the loss) to leave padding out.
@@ -566,9 +663,26 @@ def make_dataset(
             (e.g. `"grpc://host:5050"`): the pipeline then runs on its
             workers (`processing_mode="parallel_epochs"`). Defaults to
             `None`.
+        features: None, a list of feature names, or a functional Keras
+            model. The features to emit: with a model, exactly the inputs
+            it declares, by name (a name the task and batching do not
+            produce is an error), and the model is checked against the
+            tokenizer (it must not mask a real token as padding). Feeding a
+            model exactly its inputs also avoids keras-team/keras#23258
+            (see the README). Defaults to `None` (every feature).
+        count_batches: bool or None. Count the batches once when the
+            dataset is made (one pass over the source), so that its
+            `cardinality()` is known and `fit` shows the epoch length.
+            `None`: True for in-memory sources (lists, tuples, arrays),
+            False for files, datasets and with `data_service`. Defaults to
+            `None`.
 
     Returns:
         A `tf.data.Dataset` of `(features, labels)`, prefetched.
+
+    Raises:
+        ValueError: if no example is left after skipping the empty ones
+            (checked when the dataset is made).
 
     Example:
 
@@ -673,6 +787,22 @@ def make_dataset(
         is_pairs=is_pairs,
         labels_dtype=labels_dtype,
     )
+    wanted = plan.check_features(features)
+    if count_batches is None:
+        # In memory, so one counting pass is cheap next to training.
+        count_batches = data_service is None and isinstance(
+            source, (list, tuple, np.ndarray)
+        )
+    count_batches = _check_bool("count_batches", count_batches)
+    if count_batches and data_service is not None:
+        raise ValueError(
+            "`count_batches=True` counts the batches of this process's "
+            "pipeline, but with `data_service` the workers produce them "
+            "(each a whole epoch). Received: count_batches=True with "
+            f"data_service={data_service!r}. Pass count_batches=False."
+        )
+    if not count_batches:
+        _check_not_empty(lines, plan, chunk_size, source)
 
     batch_sizes = [batch_size]
     boundaries = None
@@ -719,15 +849,20 @@ def make_dataset(
         def key_fn(rows):
             return tf.searchsorted(limits, plan.lengths(rows), side="left")
 
+    def select(batch):
+        if wanted is None:
+            return batch
+        return {name: batch[name] for name in wanted}
+
     if task == "encode" and not is_pairs:
 
         def strip(features, labels, truncated):
-            return features
+            return select(features)
 
     else:
 
         def strip(features, labels, truncated):
-            return features, labels
+            return select(features), labels
 
     # 3. Pad the batches.
     if batching == "bucket":
@@ -768,6 +903,8 @@ def make_dataset(
             features, labels, _ = plan.finalize(rows, None, max_length, None)
             if count_truncated:
                 return features, labels, tf.cast(rows["truncated"], tf.int32)
+            if batching == "longest":  # `strip` after the cut, below
+                return features, labels
             return strip(features, labels, None)
 
         def batch_chunks(count_truncated):
@@ -802,7 +939,11 @@ def make_dataset(
             # Each batch cut to its own longest row: the one per-batch step.
             counted = counted.map(_plain(_cut_to_longest))
             dataset = dataset.map(
-                _plain(_cut_to_longest),
+                _plain(
+                    lambda features, labels=None: strip(
+                        *_cut_to_longest(features, labels, None)
+                    )
+                ),
                 num_parallel_calls=AUTOTUNE,
                 deterministic=deterministic,
             )
@@ -811,6 +952,15 @@ def make_dataset(
             tf.data.experimental.service.distribute(
                 processing_mode="parallel_epochs", service=data_service
             )
+        )
+    if count_batches:
+        # Run once, so that `fit` knows the epoch length (no "Unknown"
+        # progress bar, no "ran out of data" warning).
+        num_batches = int(counted.reduce(np.int64(0), lambda n, *_: n + 1))
+        if num_batches == 0:
+            raise ValueError(_empty_message(source))
+        dataset = dataset.apply(
+            tf.data.experimental.assert_cardinality(num_batches)
         )
     dataset = dataset.prefetch(AUTOTUNE)
     # `stats` reads the truncation count from this twin, so that the
@@ -886,3 +1036,36 @@ def _sample_lengths(lines, plan, sample_size, chunk_size):
         chunk = chunk if isinstance(chunk, tuple) else (chunk,)
         lengths.append(plan.lengths(plan.tokenize(*chunk)).numpy())
     return np.concatenate(lengths) if lengths else np.zeros([0], np.int64)
+
+
+def _describe(source):
+    if isinstance(source, tf.data.Dataset):
+        return "a tf.data.Dataset"
+    if isinstance(source, (list, tuple, np.ndarray)):
+        kind = type(source).__name__
+        if all(isinstance(item, os.PathLike) for item in source):
+            return f"the files {[os.fspath(item) for item in source]}"
+        return f"a {kind} of {len(source)} examples"
+    return f"the file(s) {os.fspath(source)!r}"
+
+
+def _empty_message(source):
+    return (
+        f"`source` ({_describe(source)}) has no example left after "
+        "skipping the empty ones: every line (for pairs, one side at least) "
+        "is blank, whitespace only, or gives no token with this tokenizer. "
+        "Check the path and the file's contents."
+    )
+
+
+def _check_not_empty(lines, plan, chunk_size, source):
+    """Raises unless some example of `lines` survives tokenization.
+
+    Reads until the first chunk that holds one, so a normal source costs
+    one chunk's tokenization; an empty one is read to its end.
+    """
+    for chunk in lines.batch(chunk_size):
+        chunk = chunk if isinstance(chunk, tuple) else (chunk,)
+        if int(tf.size(plan.tokenize(*chunk)["truncated"])):
+            return
+    raise ValueError(_empty_message(source))

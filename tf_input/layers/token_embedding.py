@@ -12,6 +12,7 @@ from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
 from tf_input._validation import checked_indices
 from tf_input._validation import in_xla_context
+from tf_input._validation import padding_mask_from_ids
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
@@ -27,7 +28,11 @@ class TokenEmbedding(keras.layers.Layer):
     same order as a sinusoidal position encoding added to it.
 
     The layer produces a padding mask, `token_ids != padding_id`, which Keras
-    passes on to the following layers. `attend(x)` reuses the table as the
+    passes on to the following layers. Padding sits at the ends of a row:
+    `padding_id` found between two real tokens is an error, because it is
+    then a real token of the vocabulary (id 0 is `"!"` in GPT-2's) that the
+    mask would hide. For such vocabularies use `padding_id=None` and the
+    pipeline's `padding_mask`. `attend(x)` reuses the table as the
     tied output projection `x @ E^T` (logits over the vocabulary).
 
     Ids are checked: an id outside `[0, vocabulary_size)` raises an error that
@@ -143,7 +148,11 @@ class TokenEmbedding(keras.layers.Layer):
     def compute_mask(self, token_ids, mask=None):
         if self.padding_id is None:
             return None
-        return ops.not_equal(token_ids, self.padding_id)
+        if isinstance(token_ids, keras.KerasTensor):
+            return ops.not_equal(token_ids, self.padding_id)
+        return padding_mask_from_ids(
+            ops.convert_to_tensor(token_ids), self.padding_id, "TokenEmbedding"
+        )
 
     def attend(self, inputs):
         """Tied output projection: logits `inputs @ embeddings^T`.

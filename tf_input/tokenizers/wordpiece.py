@@ -429,16 +429,14 @@ class WordPieceTokenizer(Tokenizer):
                 "pass the vocabulary's own unknown token as `unknown_token`."
             )
         self._unknown_id = self._token_index[unknown_token]
-        if add_special_tokens:
-            missing = [
-                t for t in ("[CLS]", "[SEP]") if t not in self._token_index
-            ]
-            if missing:
-                raise ValueError(
-                    "`add_special_tokens=True` puts [CLS] and [SEP] around "
-                    f"each sequence, but the vocabulary has no {missing}. "
-                    "Use add_special_tokens=False."
-                )
+        missing = [t for t in ("[CLS]", "[SEP]") if t not in self._token_index]
+        if add_special_tokens and missing:
+            raise ValueError(
+                "`add_special_tokens=True` puts [CLS] and [SEP] around "
+                f"each sequence, but the vocabulary has no {missing}. "
+                "Use add_special_tokens=False."
+            )
+        if not missing:
             self._start_ids = [self._token_index["[CLS]"]]
             self._end_ids = [self._token_index["[SEP]"]]
         self._build_graph_constants()
