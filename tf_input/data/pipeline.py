@@ -300,17 +300,7 @@ class _Plan:
         In the padded modes the rows come out dense, padded to
         `max_length` (`pad_rows`); otherwise ragged (`select_rows`).
         """
-        if self.is_pairs:
-            texts, second = batch
-        else:
-            (texts,) = batch
-        ids = self.tokenizer.tokenize(texts)
-        keep = ids.row_lengths() > 0
-        target = None
-        if self.task == "seq2seq":
-            target = self.target_tokenizer.tokenize(second)
-            keep = tf.logical_and(keep, target.row_lengths() > 0)
-        index = tf.reshape(tf.where(keep), [-1])
+        ids, target, second, index = self._tokenize(*batch)
         if self.batching in PADDED:
             return self._pad(
                 ids, target, second if self.is_pairs else None, index
@@ -328,6 +318,24 @@ class _Plan:
             rows["labels"] = tf.gather(second, index)
         rows["truncated"] = truncated
         return rows
+
+    def _tokenize(self, *batch):
+        """`(ids, target ids or None, second column or None, kept index)`."""
+        if self.is_pairs:
+            texts, second = batch
+        else:
+            (texts,), second = batch, None
+        ids = self.tokenizer.tokenize(texts)
+        keep = ids.row_lengths() > 0
+        target = None
+        if self.task == "seq2seq":
+            target = self.target_tokenizer.tokenize(second)
+            keep = tf.logical_and(keep, target.row_lengths() > 0)
+        return ids, target, second, tf.reshape(tf.where(keep), [-1])
+
+    def kept(self, *batch):
+        """The index of the examples of `batch` that are not skipped."""
+        return self._tokenize(*batch)[3]
 
     def _pad(self, ids, target, second, index):
         """Rows padded to `max_length` at once, for the padded modes."""
@@ -954,7 +962,7 @@ def make_dataset(
             )
         )
     if count_batches:
-        # Run once, so that `fit` knows the epoch length (no "Unknown"
+        # Counted once, so that `fit` knows the epoch length (no "Unknown"
         # progress bar, no "ran out of data" warning).
         num_batches = int(counted.reduce(np.int64(0), lambda n, *_: n + 1))
         if num_batches == 0:
@@ -1066,6 +1074,6 @@ def _check_not_empty(lines, plan, chunk_size, source):
     """
     for chunk in lines.batch(chunk_size):
         chunk = chunk if isinstance(chunk, tuple) else (chunk,)
-        if int(tf.size(plan.tokenize(*chunk)["truncated"])):
+        if int(tf.size(plan.kept(*chunk))):
             return
     raise ValueError(_empty_message(source))
