@@ -189,7 +189,7 @@ def efficiency_without_fill(dataset):
     real = total = 0
     for element in dataset:
         features = element[0] if isinstance(element, tuple) else element
-        mask = features["padding_mask"].numpy()
+        mask = features["padding_mask"].numpy() > 0
         kept = mask[mask.any(axis=1)]
         real += kept.sum()
         total += kept.size

@@ -44,7 +44,7 @@ def feature_model(names):
     inputs = {
         name: keras.Input(
             (None,),
-            dtype="bool" if name == "padding_mask" else "int32",
+            dtype="int32",
             name=name,
         )
         for name in names
@@ -58,7 +58,7 @@ def feature_model(names):
 def block_model(vocabulary_size):
     """InputBlock -> dense -> masked mean: per-token and pooled outputs."""
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
-    padding_mask = keras.Input((None,), dtype="bool", name="padding_mask")
+    padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
     positions = keras.Input((None,), dtype="int32", name="positions")
     block = InputBlock(
         vocabulary_size,
@@ -123,7 +123,13 @@ def test_features_match_the_pipeline(tmp_path, batching):
 
 def test_truncation_keeps_the_special_tokens(tmp_path):
     tokenizer = vocabulary_tokenizer(add_special_tokens=True)
-    names = ["token_ids", "padding_mask", "segment_ids", "positions"]
+    names = [
+        "token_ids",
+        "padding_mask",
+        "segment_ids",
+        "example_ids",
+        "positions",
+    ]
     module = export_text_model(
         feature_model(names), tokenizer, str(tmp_path / "m"), max_length=5
     )
@@ -138,7 +144,9 @@ def test_truncation_keeps_the_special_tokens(tmp_path):
     )
     mask = [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]
     np.testing.assert_array_equal(got["padding_mask"].numpy(), mask)
-    np.testing.assert_array_equal(got["segment_ids"].numpy(), mask)
+    # One packed example per row; token types of sentence A.
+    np.testing.assert_array_equal(got["example_ids"].numpy(), mask)
+    assert not got["segment_ids"].numpy().any()
     np.testing.assert_array_equal(
         got["positions"].numpy(),
         [[0, 1, 2, 3, 4], [0, 1, 2, 0, 0], [0, 1, 0, 0, 0]],
@@ -293,7 +301,7 @@ def test_specials_needed_but_absent(tmp_path):
 
     tokenizer = NoSpecials()
     tokenizer.adapt(CORPUS)
-    with pytest.raises(ValueError, match="needs a tokenizer with start and"):
+    with pytest.raises(ValueError, match="needs start and end tokens"):
         export_text_model(
             feature_model(["token_ids"]),
             tokenizer,

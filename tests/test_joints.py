@@ -85,7 +85,7 @@ def test_dict_model_gets_its_own_tensors_in_predict(vocab, features):
 
 
 def test_features_model_gives_exactly_its_inputs(vocab):
-    model = identity_model(["token_ids", "positions", "segment_ids"])
+    model = identity_model(["token_ids", "positions", "example_ids"])
     ds = make_dataset(
         TEXTS,
         vocab,
@@ -95,7 +95,7 @@ def test_features_model_gives_exactly_its_inputs(vocab):
         features=model,
     )
     features, labels = next(iter(ds))
-    assert sorted(features) == ["positions", "segment_ids", "token_ids"]
+    assert sorted(features) == ["example_ids", "positions", "token_ids"]
     full = next(
         iter(
             make_dataset(
@@ -115,9 +115,9 @@ def test_features_model_gives_exactly_its_inputs(vocab):
 
 @pytest.mark.parametrize("features", [None, "model"])
 def test_three_input_dict_model_in_pack_mode(vocab, features):
-    """Before: the mask went to `token_ids`, and `positions` and
-    `segment_ids` were swapped."""
-    model = identity_model(["token_ids", "segment_ids", "positions"])
+    """Before: the mask went to `token_ids`, and `positions` and the
+    packing numbers were swapped."""
+    model = identity_model(["token_ids", "example_ids", "positions"])
     ds = make_dataset(
         TEXTS,
         vocab,
@@ -127,7 +127,7 @@ def test_three_input_dict_model_in_pack_mode(vocab, features):
         features=model if features else None,
     )
     out = model.predict(ds, verbose=0)
-    for name in ("token_ids", "segment_ids", "positions"):
+    for name in ("token_ids", "example_ids", "positions"):
         want = np.concatenate([f[name].numpy() for f, _ in ds])
         np.testing.assert_array_equal(out[name], want)
 
@@ -154,6 +154,14 @@ def test_features_errors(vocab):
             TEXTS, vocab, batch_size=4, max_length=8, features=["positions"]
         )
     with pytest.raises(ValueError, match=r"come with batching=\"pack\""):
+        make_dataset(
+            TEXTS,
+            vocab,
+            batch_size=4,
+            max_length=8,
+            features=identity_model(["token_ids", "example_ids"]),
+        )
+    with pytest.raises(ValueError, match=r"come with task=\"encode\""):
         make_dataset(
             TEXTS,
             vocab,
@@ -436,7 +444,7 @@ def train_and_export(tokenizer, texts, path):
             batch, features["token_ids"].numpy(), features["padding_mask"]
         ):
             ids = tokenizer(text).numpy().tolist()[: 24 - len(start + end)]
-            assert row[mask.numpy()].tolist() == start + ids + end
+            assert row[mask.numpy() > 0].tolist() == start + ids + end
         # Joint 2: pipeline features -> the export's features.
         served = module.features(tf.constant(batch))
         for name in ("token_ids", "padding_mask"):

@@ -29,14 +29,17 @@ from tf_input._model_inputs import check_padding
 from tf_input._model_inputs import input_packer
 from tf_input._validation import check_one_of
 from tf_input._validation import check_positive_int
-from tf_input.block import InputBlock
-from tf_input.data.pipeline import _has_file_template
-from tf_input.data.pipeline import pad_rows
-from tf_input.data.pipeline import special_ids
+from tf_input.data.rows import Rows
 from tf_input.tokenizers.base import Tokenizer
 
 BATCHINGS = ("longest", "max_length")
-FEATURES = ("token_ids", "padding_mask", "segment_ids", "positions")
+FEATURES = (
+    "token_ids",
+    "padding_mask",
+    "segment_ids",
+    "example_ids",
+    "positions",
+)
 # Written by `export_text_model`, read by `load_text_model`. `assets.extra`
 # is the SavedModel folder for files TensorFlow itself does not read.
 REQUIREMENTS_FILE = os.path.join("assets.extra", "tf_input.json")
@@ -56,16 +59,6 @@ def _model_inputs(model):
             "the feature it receives."
         )
     return names, pack
-
-
-def _reads_token_types(model):
-    """Whether `model` holds an `InputBlock` with a token-type embedding
-    (`num_segments > 0`): its `segment_ids` are then BERT's token types,
-    not the segment numbers of packed rows."""
-    return any(
-        isinstance(layer, InputBlock) and layer.num_segments > 0
-        for layer in model._flatten_layers(include_self=True, recursive=True)
-    )
 
 
 def _empty_text_id(tokenizer):
@@ -92,64 +85,29 @@ def _non_core_ops(concrete_function):
 
 
 class _TextModel(tf.Module):
-    """Tokenizer, truncation, special tokens, padding and model in a graph."""
+    """Tokenizer, truncation, special tokens, padding and model in a graph.
+
+    The rows are `tf_input.data.rows.Rows.serve`'s: the same code that
+    makes `make_dataset`'s rows.
+    """
 
     def __init__(self, model, tokenizer, *, max_length, batching, specials):
         super().__init__(name="text_model")
         self.model = model
         self.tokenizer = tokenizer
-        self._max_length = max_length
-        self._batching = batching
-        self._start, self._end = specials
         self._names, self._pack = _model_inputs(model)
-        self._token_types = _reads_token_types(model)
+        self._rows = Rows(
+            task="encode",
+            batching=batching,
+            max_length=max_length,
+            tokenizer=tokenizer,
+            add_special_tokens=specials,
+        )
         self._empty_id = _empty_text_id(tokenizer)
 
     def features(self, texts):
         """`[N]` strings -> the dict of padded `[N, S]` features."""
-        # Tokens without specials, cut to leave room for them, then the
-        # specials: the order of `tf_input.data.make_dataset`.
-        ids = tf.cast(self.tokenizer._tokenize_batch(texts), "int32")
-        ids = ids.with_row_splits_dtype(tf.int64)
-        capacity = self._max_length - len(self._start) - len(self._end)
-        token_ids, lengths, _ = pad_rows(
-            ids,
-            tf.range(ids.nrows()),
-            capacity,
-            self._start,
-            self._end,
-            self._max_length,
-        )
-        # A text with no token (and no special token around it) is served
-        # as one token, `_empty_text_id`, so that no row is all padding:
-        # a masked mean over such a row would be NaN.
-        empty = tf.equal(lengths, 0)
-        first = tf.equal(tf.range(self._max_length), 0)[None, :]
-        token_ids = tf.where(
-            empty[:, None] & first, tf.constant(self._empty_id), token_ids
-        )
-        lengths = tf.maximum(lengths, 1)
-        if self._batching == "max_length":
-            size = tf.constant(self._max_length, tf.int64)
-        else:  # "longest"; at least 1 so that an empty batch has a shape
-            size = tf.reduce_max(tf.concat([lengths, [1]], 0))
-            token_ids = token_ids[:, :size]
-        padding_mask = tf.sequence_mask(lengths, size)
-        if self._token_types:
-            # BERT token types: one sentence is sentence A (0) throughout.
-            segment_ids = tf.zeros_like(token_ids)
-        else:
-            # One example per row: segment 1, padding 0 (a packed row
-            # holding a single example).
-            segment_ids = tf.cast(padding_mask, "int32")
-        # Positions from 0 on tokens, 0 on padding.
-        positions = tf.range(tf.cast(size, "int32"))[None] * segment_ids
-        return {
-            "token_ids": token_ids,
-            "padding_mask": padding_mask,
-            "segment_ids": segment_ids,
-            "positions": positions,
-        }
+        return self._rows.serve(texts, self._empty_id)
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="texts")]
@@ -196,13 +154,11 @@ def export_text_model(
        `max_length` (`"max_length"`);
     4. the model, called with `training=False` on the features it declares
        as inputs, by name: `token_ids` (int32 `[B, S]`) and optionally
-       `padding_mask` (bool `[B, S]`), `positions` (int32, `0..length-1`
-       on tokens, 0 on padding) and `segment_ids` (int32): BERT's token
-       types, 0 everywhere (each text is sentence A), when
-       the model holds an `InputBlock` with `num_segments > 0`; otherwise
-       the segment numbers of a packed row holding one example, as
-       `make_dataset(batching="pack")` gives them: 1 on tokens, 0 on
-       padding.
+       `padding_mask` (int32 `[B, S]`, 1 on tokens), `segment_ids` (BERT's
+       token types: 0, each text is sentence A), `example_ids` and
+       `positions` (a packed row holding one example, as
+       `make_dataset(batching="pack")` gives them: `example_ids` 1 on
+       tokens and 0 on padding, `positions` `0..length-1` on tokens).
 
     `serve(texts)` returns the model's outputs as they are; the
     `serving_default` signature returns a dict (`{"outputs": ...}` for a
@@ -273,30 +229,7 @@ def export_text_model(
             "`make_dataset` for training. "
             f"Received: add_special_tokens={add_special_tokens!r}."
         )
-    specials = ([], [])
-    if add_special_tokens:
-        # The pipeline's tokens: the tokenizer's start and end ids.
-        specials = special_ids(tokenizer)
-        if not (specials[0] and specials[1]) and not _has_file_template(
-            tokenizer
-        ):
-            raise ValueError(
-                "`add_special_tokens=True` needs a tokenizer with start and "
-                "end tokens (roles 'bos'/'cls' and 'eos'/'sep'), as "
-                "`make_dataset` does, but this "
-                f"{type(tokenizer).__name__} has "
-                f"special_tokens={tokenizer.special_tokens}. "
-                "Pass add_special_tokens=False (and the same to "
-                "`make_dataset`)."
-            )
     check_padding(model, tokenizer, "Serving it")
-    num_specials = len(specials[0]) + len(specials[1])
-    if max_length < num_specials + 1:
-        raise ValueError(
-            f"`max_length` must leave room for the {num_specials} special "
-            "tokens and at least one token. "
-            f"Received: max_length={max_length}."
-        )
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(
             "`path` must be a folder path (str or os.PathLike). "
@@ -307,7 +240,7 @@ def export_text_model(
         tokenizer,
         max_length=max_length,
         batching=batching,
-        specials=specials,
+        specials=add_special_tokens,
     )
     concrete = module.serve.get_concrete_function()
     signature = module.serving_default.get_concrete_function()

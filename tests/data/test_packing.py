@@ -295,7 +295,7 @@ def output_tokens(dataset):
     counter = collections.Counter()
     for features, labels in dataset:
         ids = features["token_ids"].numpy()
-        mask = features["padding_mask"].numpy()
+        mask = features["padding_mask"].numpy() > 0
         counter.update(ids[mask].tolist())
         # Padding is never data: 0 ids and 0 labels off the mask.
         assert not ids[~mask].any() and not labels.numpy()[~mask].any()

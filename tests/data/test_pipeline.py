@@ -12,8 +12,8 @@ from tf_input import VocabularyTokenizer
 from tf_input import WordPieceTokenizer
 from tf_input.data import make_dataset
 from tf_input.data import stats
-from tf_input.data.pipeline import pad_rows
-from tf_input.data.pipeline import select_rows
+from tf_input.data.rows import pad_rows
+from tf_input.data.rows import select_rows
 
 LINES = [
     "the cat sat on the mat",
@@ -100,7 +100,7 @@ def test_longest_matches_reference(tokenizer):
             labels, next_token_labels(expected, longest)
         )
         assert features["token_ids"].dtype == np.int32
-        assert features["padding_mask"].dtype == bool
+        assert features["padding_mask"].dtype == np.int32
         assert labels.dtype == np.int32
     assert stats(ds)["truncated"] == truncated == 1
 
@@ -234,7 +234,7 @@ def test_bucket_pads_to_boundaries_with_bounded_shapes(tokenizer):
         assert length == smallest or not mask.any()
         for row, m in zip(features["token_ids"], mask):
             if m.any():
-                seen.append(row[m].tolist())
+                seen.append(row[m > 0].tolist())
         np.testing.assert_array_equal(
             labels, np.pad(features["token_ids"][:, 1:], [[0, 0], [0, 1]])
         )
@@ -270,7 +270,7 @@ def test_pack_rows_segments_and_positions(tokenizer):
     assert set(features_spec) == {
         "token_ids",
         "padding_mask",
-        "segment_ids",
+        "example_ids",
         "positions",
     }
     for spec in [*features_spec.values(), labels_spec]:
@@ -279,11 +279,11 @@ def test_pack_rows_segments_and_positions(tokenizer):
     stream = [t for row in rows for t in row]
     batches = as_lists(ds)
     token_ids = np.concatenate([f["token_ids"] for f, _ in batches])
-    mask = np.concatenate([f["padding_mask"] for f, _ in batches])
+    mask = np.concatenate([f["padding_mask"] for f, _ in batches]) > 0
     # Nothing lost: the same tokens, and every example whole in one
     # segment, except that one longer than 8 is cut into pieces of 8.
     assert sorted(token_ids[mask].tolist()) == sorted(stream)
-    segments = np.concatenate([f["segment_ids"] for f, _ in batches])
+    segments = np.concatenate([f["example_ids"] for f, _ in batches])
     got = sorted(
         token_ids[r][segments[r] == s].tolist()
         for r in range(len(segments))
@@ -293,7 +293,7 @@ def test_pack_rows_segments_and_positions(tokenizer):
         row[i : i + 8] for row in rows for i in range(0, len(row), 8)
     )
     for features, labels in batches:
-        segments = features["segment_ids"]
+        segments = features["example_ids"]
         positions = features["positions"]
         np.testing.assert_array_equal(segments > 0, features["padding_mask"])
         for r in range(segments.shape[0]):
@@ -322,12 +322,12 @@ def test_pack_splits_a_document_longer_than_max_length(tokenizer):
     )
     batches = as_lists(ds)
     expected = [1] + line_ids(tokenizer, line) + [2]
-    got = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"]]]
+    got = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"] > 0]]
     assert got == expected  # ... "pack" splits and keeps every token.
     assert len(batches) == 4
     for features, _ in batches:
-        m = features["padding_mask"][0]
-        assert features["segment_ids"][0][m].tolist() == [1] * m.sum()
+        m = features["padding_mask"][0] > 0
+        assert features["example_ids"][0][m].tolist() == [1] * m.sum()
         assert features["positions"][0][m].tolist() == list(range(m.sum()))
 
 
@@ -338,13 +338,15 @@ def test_encode_gives_features_only(tokenizer):
     ds = make_dataset(
         LINES, tokenizer, task="encode", batch_size=4, max_length=6
     )
-    assert set(ds.element_spec) == {"token_ids", "padding_mask"}
+    assert set(ds.element_spec) == {"token_ids", "padding_mask", "segment_ids"}
     rows, _ = reference_rows(tokenizer, LINES, 6)
     features = next(iter(ds))
     longest = max(len(r) for r in rows[:4])
     np.testing.assert_array_equal(
         features["token_ids"].numpy(), pad(rows[:4], longest)
     )
+    # Token types of single texts: sentence A (0) everywhere.
+    assert not features["segment_ids"].numpy().any()
 
 
 def test_encode_with_labels(tokenizer):
@@ -460,7 +462,7 @@ def flat_tokens(dataset):
     out = []
     for features, _ in dataset:
         ids = features["token_ids"].numpy()
-        out.extend(ids[features["padding_mask"].numpy()].tolist())
+        out.extend(ids[features["padding_mask"].numpy() > 0].tolist())
     return out
 
 
@@ -589,7 +591,7 @@ def test_bad_arguments(tokenizer, kwargs, message):
 
 def test_bad_sources(tmp_path, tokenizer):
     kwargs = dict(batch_size=2, max_length=8)
-    with pytest.raises(ValueError, match=r"2 sources and 1 targets"):
+    with pytest.raises(ValueError, match=r"columns of lengths \[2, 1\]"):
         make_dataset((["a", "b"], ["c"]), tokenizer, task="seq2seq", **kwargs)
     with pytest.raises(ValueError, match=r"source\[1\]=\('b',\)"):
         make_dataset([("a", "c"), ("b",)], tokenizer, task="seq2seq", **kwargs)
@@ -652,7 +654,7 @@ def test_bucket_leftovers_move_up_instead_of_fill_rows():
     # The third bucket-4 row joins the bucket-8 row: no all-padding row.
     assert shapes == [(2, 4), (2, 8)]
     assert all(f["padding_mask"].any(axis=1).all() for f, _ in batches)
-    ids = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"]]]
+    ids = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"] > 0]]
     assert len(ids) == 3 + 4 + 3 + 7
     dropped = make_dataset(lines, tokenizer, drop_remainder=True, **kwargs)
     assert [f["token_ids"].shape for f, _ in as_lists(dropped)] == [(2, 4)]
@@ -671,7 +673,8 @@ def test_encode_without_labels_yields_features_only(batching):
         batching=batching,
     )
     batches = list(ds)
-    assert all(set(b) == {"token_ids", "padding_mask"} for b in batches)
+    keys = {"token_ids", "padding_mask", "segment_ids"}
+    assert all(set(b) == keys for b in batches)
     real = sum(
         int(tf.reduce_sum(tf.cast(b["padding_mask"], "int32"))) for b in batches
     )

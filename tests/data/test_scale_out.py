@@ -18,15 +18,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 LINES = [f"w{i % 7} w{i % 5} w{i % 3}" + " w1" * (i % 4) for i in range(40)]
 
 
-def tiny_model(vocabulary_size, packed=False, mask_dtype="bool"):
+def tiny_model(vocabulary_size, packed=False, mask_dtype="int32"):
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     padding_mask = keras.Input((None,), dtype=mask_dtype, name="padding_mask")
     inputs = {"token_ids": token_ids, "padding_mask": padding_mask}
     x = keras.layers.Embedding(vocabulary_size, 8)(token_ids)
     if packed:
         positions = keras.Input((None,), dtype="int32", name="positions")
-        segment_ids = keras.Input((None,), dtype="int32", name="segment_ids")
-        inputs.update(positions=positions, segment_ids=segment_ids)
+        example_ids = keras.Input((None,), dtype="int32", name="example_ids")
+        inputs.update(positions=positions, example_ids=example_ids)
         x = x + keras.layers.Embedding(64, 8)(positions)
     x = x * keras.ops.cast(padding_mask, x.dtype)[..., None]
     logits = keras.layers.Dense(vocabulary_size)(x)
@@ -107,17 +107,12 @@ MIRRORED = textwrap.dedent(
         LINES, tokenizer, batch_size=8, max_length=16, batching="max_length"
     )
     # Keras' fit under MirroredStrategy fails on any bool input tensor
-    # (AddN on bool, TF 2.21 / Keras 3; also with from_tensor_slices): the
-    # documented workaround casts the mask, which the model then reads.
-    def int_mask(features, labels):
-        features = dict(features)
-        features["padding_mask"] = tf.cast(features["padding_mask"], "int32")
-        return features, labels
-
+    # (AddN on bool, TF 2.21 / Keras 3): the pipeline's int32 mask (the
+    # dtype of keras-hub's backbones) goes straight in.
     with strategy.scope():
-        model = tiny_model(tokenizer.vocabulary_size(), mask_dtype="int32")
-    first = model.fit(ds.map(int_mask), epochs=1, verbose=0).history["loss"]
-    # The dataset itself, bool mask included, distributes as it is.
+        model = tiny_model(tokenizer.vocabulary_size())
+    first = model.fit(ds, epochs=1, verbose=0).history["loss"]
+    # The dataset itself distributes as it is.
     distributed = strategy.experimental_distribute_dataset(ds)
     batch = next(iter(distributed))
     shapes = [t.shape.as_list() for t in
@@ -128,7 +123,7 @@ MIRRORED = textwrap.dedent(
     def step(features, labels):
         def replica(features, labels):
             with tf.GradientTape() as tape:
-                logits = model(int_mask(features, labels)[0], training=True)
+                logits = model(features, training=True)
                 loss = model.loss(labels, logits)
             grads = tape.gradient(loss, model.trainable_variables)
             model.optimizer.apply(grads, model.trainable_variables)

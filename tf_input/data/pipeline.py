@@ -1,491 +1,33 @@
-"""`make_dataset`: raw text to model-ready batches, in one `tf.data` graph."""
+"""`make_dataset`: raw text to model-ready batches, in one `tf.data` graph.
+
+The steps live in three modules: `rows` (one example -> one row, shared
+with `export_text_model`), `batching` (rows -> batches in each mode) and
+`packing` (the packer, the bucket regrouping and boundaries). This module
+checks the arguments and wires them together.
+"""
 
 from __future__ import annotations
 
 import numbers
 import os
 
-import keras
 import numpy as np
 import tensorflow as tf
 
-from tf_input._model_inputs import check_padding
-from tf_input._model_inputs import input_names
-from tf_input._ragged import row_ids
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
+from tf_input.data import batching as batching_module
 from tf_input.data import packing
-from tf_input.data.packing import plain as _plain
+from tf_input.data.rows import TASKS
+from tf_input.data.rows import TRUNCATIONS
+from tf_input.data.rows import Rows
+from tf_input.data.rows import check_tokenizer
 from tf_input.data.sources import as_dataset
-from tf_input.tokenizers.base import Tokenizer
 
 AUTOTUNE = tf.data.AUTOTUNE
-TASKS = ("lm", "seq2seq", "encode")
 BATCHINGS = ("longest", "max_length", "bucket", "pack")
-# Modes whose rows are padded to `max_length` as soon as they are tokenized.
-PADDED = ("longest", "max_length")
-START_ROLES = ("bos", "cls")
-END_ROLES = ("eos", "sep")
 DEFAULT_SHUFFLE_BUFFER = 10_000
-# The features of each kind of batch, in the order they are emitted.
-FEATURES = ("token_ids", "padding_mask")
-PACK_FEATURES = ("token_ids", "padding_mask", "segment_ids", "positions")
-SEQ2SEQ_FEATURES = (
-    "encoder_token_ids",
-    "encoder_padding_mask",
-    "decoder_token_ids",
-    "decoder_padding_mask",
-)
-
-
-def special_ids(tokenizer):
-    """`(start_ids, end_ids)`: the lists of ids put around each sequence.
-
-    The tokenizer's own template (`tokenizer.start_ids` / `end_ids`): e.g.
-    `[CLS]` / `[SEP]` for BERT, `<s>` / `</s>` for SentencePiece, only
-    `<|begin_of_text|>` in front for Llama 3, nothing for Qwen.
-    """
-    return list(tokenizer.start_ids), list(tokenizer.end_ids)
-
-
-def _has_file_template(tokenizer):
-    """Whether the tokenizer's templates come from its file (a
-    `tokenizer.json` post-processor), which may rightly add nothing."""
-    return getattr(tokenizer, "_templates", None) is not None
-
-
-def _check_tokenizer(name, tokenizer, need_specials, why):
-    if not isinstance(tokenizer, Tokenizer):
-        raise ValueError(
-            f"`{name}` must be a tf_input tokenizer (e.g. "
-            "`tf_input.tokenizers.WordPieceTokenizer`). "
-            f"Received: {name} of type {type(tokenizer).__name__}."
-        )
-    if tokenizer.add_special_tokens:
-        raise ValueError(
-            f"`{name}` must be built with `add_special_tokens=False`: the "
-            "pipeline adds the start and end tokens itself, after "
-            "truncation, so that they are never cut off. Use "
-            "`make_dataset(..., add_special_tokens=True)` instead. "
-            f"Received: {name} with add_special_tokens=True."
-        )
-    start, end = special_ids(tokenizer)
-    if (
-        need_specials
-        and not (start and end)
-        and not (need_specials == "template" and _has_file_template(tokenizer))
-    ):
-        raise ValueError(
-            f"{why} needs start and end tokens (roles {START_ROLES} and "
-            f"{END_ROLES}), but `{name}` ({type(tokenizer).__name__}) has "
-            f"only special_tokens={tokenizer.special_tokens}."
-        )
-    return start, end
-
-
-def _as_ids(value):
-    """None, an int or a sequence of ints -> a list of ints."""
-    if value is None:
-        return []
-    if isinstance(value, numbers.Integral):
-        return [int(value)]
-    return [int(v) for v in value]
-
-
-def select_rows(ids, index=None, capacity=None, start=None, end=None):
-    """Rows `index` of ragged `ids`, cut to `capacity`, wrapped in specials.
-
-    Returns `(rows, truncated)`: the ragged rows, each cut to its first
-    `capacity` ids (None: no cut) with the ids of `start` before and of
-    `end` after (an int, a list of ints, or None for none), and a bool
-    `[len(index)]` telling which rows were cut. Every output id is found
-    by arithmetic on the row splits and one gather, in a single pass:
-    ~1.7x faster on WikiText chunks than the ragged gather, ragged slice
-    and scatter it replaced (9.0 vs 15.5 ms per 2,048 lines).
-    """
-    start, end = _as_ids(start), _as_ids(end)
-    before, after = len(start), len(end)
-    splits = ids.row_splits
-    if index is None:
-        index = tf.range(ids.nrows())
-    begin = tf.gather(splits, index)
-    length = tf.gather(splits, index + 1) - begin
-    if capacity is None:
-        kept, truncated = length, tf.zeros_like(length, tf.bool)
-    else:
-        kept, truncated = tf.minimum(length, capacity), length > capacity
-    new_splits = tf.concat(
-        [tf.zeros([1], tf.int64), tf.cumsum(kept + before + after)], 0
-    )
-    row = row_ids(new_splits)
-    # Where each output slot is in its row's kept ids: negative in `start`,
-    # `kept` and beyond in `end`.
-    offset = tf.range(new_splits[-1]) - tf.gather(new_splits, row) - before
-    row_kept = tf.gather(kept, row)
-    inside = tf.logical_and(offset >= 0, offset < row_kept)
-    source = tf.where(inside, tf.gather(begin, row) + offset, 0)
-    values = tf.gather(ids.flat_values, source)
-    if start:
-        first = tf.gather(
-            tf.constant(start, tf.int32),
-            tf.clip_by_value(offset + before, 0, before - 1),
-        )
-        values = tf.where(offset < 0, first, values)
-    if end:
-        last = tf.gather(
-            tf.constant(end, tf.int32),
-            tf.clip_by_value(offset - row_kept, 0, after - 1),
-        )
-        values = tf.where(offset >= row_kept, last, values)
-    rows = tf.RaggedTensor.from_row_splits(values, new_splits, validate=False)
-    return rows, truncated
-
-
-def pad_rows(ids, index, capacity, start, end, width):
-    """Rows `index` of ragged `ids`, padded: `select_rows` made dense.
-
-    Returns `(dense, lengths, truncated)`: int32 `[len(index), width]`, each
-    row its first `capacity` ids with the ids of `start` before and of
-    `end` after (an int, a list of ints, or None), then 0; the row lengths
-    with the specials; and which rows were cut. `width` must be at least
-    `capacity` plus the specials. Built by a ragged gather, `to_tensor`
-    (which also truncates) and column arithmetic, with no per-token index:
-    ~2x faster than `select_rows` + `to_tensor` (5 vs 11 ms per 2,048-line
-    WikiText chunk); with it the `"max_length"` pipeline went from 0.66x
-    to 0.71-0.80x of the tokenizer's rate there.
-    """
-    start, end = _as_ids(start), _as_ids(end)
-    before, after = len(start), len(end)
-    rows = tf.gather(ids, index)
-    length = rows.row_lengths()
-    kept = tf.minimum(length, capacity)
-    # `after` columns more than `capacity`: in cut rows, the end tokens
-    # overwrite them.
-    dense = rows.to_tensor(0, shape=[None, capacity + after])
-    if start:
-        first = tf.tile(
-            tf.constant(start, tf.int32)[None], [tf.shape(dense)[0], 1]
-        )
-        dense = tf.concat([first, dense], 1)
-    if end:
-        column = tf.range(capacity + before + after, dtype=tf.int64)
-        step = column[None, :] - (kept + before)[:, None]
-        last = tf.gather(
-            tf.constant(end, tf.int32), tf.clip_by_value(step, 0, after - 1)
-        )
-        dense = tf.where((step >= 0) & (step < after), last, dense)
-    extra = width - capacity - before - after
-    if extra:
-        dense = tf.pad(dense, [[0, 0], [0, extra]])
-    return dense, kept + before + after, length > capacity
-
-
-class _Plan:
-    """The validated arguments, and the graph functions built from them."""
-
-    def __init__(
-        self,
-        *,
-        task,
-        batching,
-        batch_size,
-        max_length,
-        tokenizer,
-        target_tokenizer,
-        add_special_tokens,
-        is_pairs,
-        labels_dtype,
-    ):
-        self.task = task
-        self.batching = batching
-        self.batch_size = batch_size
-        self.max_length = max_length
-        self.tokenizer = tokenizer
-        self.target_tokenizer = target_tokenizer
-        self.is_pairs = is_pairs
-        self.labels_dtype = labels_dtype
-        start, end = _check_tokenizer(
-            "tokenizer",
-            tokenizer,
-            "template" if add_special_tokens else False,
-            "`add_special_tokens=True`",
-        )
-        self.start = start if add_special_tokens else []
-        self.end = end if add_special_tokens else []
-        num_specials = len(self.start) + len(self.end)
-        if max_length < num_specials + 1:
-            raise ValueError(
-                f"`max_length` must leave room for the {num_specials} "
-                "special tokens and at least one token. "
-                f"Received: max_length={max_length}."
-            )
-        # Room for the tokens of each row; no truncation when packing.
-        self.capacity = (
-            None if batching == "pack" else max_length - num_specials
-        )
-        if task == "seq2seq":
-            target_start, target_end = _check_tokenizer(
-                "target_tokenizer",
-                target_tokenizer,
-                True,
-                '`task="seq2seq"` (decoder input starts with `<sos>`, '
-                "labels end with `<eos>`)",
-            )
-            # One token each, so that decoder inputs and labels stay
-            # aligned: `<sos> t1 t2` against `t1 t2 <eos>`.
-            self.target_start, self.target_end = (
-                target_start[:1],
-                target_end[:1],
-            )
-            if max_length < 2:
-                raise ValueError(
-                    "`max_length` must leave room for the decoder's start "
-                    "(or end) token and at least one token. "
-                    f"Received: max_length={max_length}."
-                )
-            self.target_capacity = max_length - 1
-
-    def feature_names(self):
-        """The features this task and batching produce, in order."""
-        if self.task == "seq2seq":
-            return SEQ2SEQ_FEATURES
-        if self.batching == "pack":
-            return PACK_FEATURES
-        return FEATURES
-
-    def check_features(self, features):
-        """The feature names to emit (None: all), from `features=`."""
-        if features is None:
-            return None
-        available = self.feature_names()
-        if isinstance(features, keras.Model):
-            check_padding(
-                features,
-                self.tokenizer,
-                "Training it on these batches",
-            )
-            names = input_names(features, "`features`")
-            source = f"the model {features.name!r} takes"
-        elif isinstance(features, (list, tuple)) and all(
-            isinstance(name, str) for name in features
-        ):
-            names = list(features)
-            source = "`features` asks for"
-        else:
-            raise ValueError(
-                "`features` must be None (every feature), a list of feature "
-                "names, or the functional Keras model to feed (its input "
-                f"names are read). Received: features={features!r}."
-            )
-        missing = [name for name in names if name not in available]
-        if missing or not names or len(set(names)) != len(names):
-            extra = ""
-            if set(missing) & set(PACK_FEATURES) - set(FEATURES):
-                extra = " `segment_ids` and `positions` come with "
-                extra += 'batching="pack".'
-            raise ValueError(
-                f"{source} {names}, but task={self.task!r} with "
-                f"batching={self.batching!r} produces the features "
-                f"{available} (each at most once). Unknown or unavailable: "
-                f"{missing}.{extra} Name each `keras.Input` after the "
-                "feature it receives."
-            )
-        return [name for name in available if name in names]
-
-    # --- Chunk of lines -> rows ----------------------------------------------
-    def tokenize(self, *batch):
-        """`[C]` lines (or pairs) -> dict of rows; empty examples removed.
-
-        In the padded modes the rows come out dense, padded to
-        `max_length` (`pad_rows`); otherwise ragged (`select_rows`).
-        """
-        ids, target, second, index = self._tokenize(*batch)
-        if self.batching in PADDED:
-            return self._pad(
-                ids, target, second if self.is_pairs else None, index
-            )
-        rows = {}
-        rows["ids"], truncated = select_rows(
-            ids, index, self.capacity, self.start, self.end
-        )
-        if target is not None:
-            rows["target"], cut = select_rows(
-                target, index, self.target_capacity
-            )
-            truncated = tf.logical_or(truncated, cut)
-        elif self.is_pairs:
-            rows["labels"] = tf.gather(second, index)
-        rows["truncated"] = truncated
-        return rows
-
-    def _tokenize(self, *batch):
-        """`(ids, target ids or None, second column or None, kept index)`."""
-        if self.is_pairs:
-            texts, second = batch
-        else:
-            (texts,), second = batch, None
-        ids = self.tokenizer.tokenize(texts)
-        keep = ids.row_lengths() > 0
-        target = None
-        if self.task == "seq2seq":
-            target = self.target_tokenizer.tokenize(second)
-            keep = tf.logical_and(keep, target.row_lengths() > 0)
-        return ids, target, second, tf.reshape(tf.where(keep), [-1])
-
-    def kept(self, *batch):
-        """The index of the examples of `batch` that are not skipped."""
-        return self._tokenize(*batch)[3]
-
-    def _pad(self, ids, target, second, index):
-        """Rows padded to `max_length` at once, for the padded modes."""
-        width = self.max_length
-        rows = {}
-        rows["ids"], rows["lengths"], truncated = pad_rows(
-            ids, index, self.capacity, self.start, self.end, width
-        )
-        if target is not None:
-            decoder = (target, index, self.target_capacity)
-            rows["decoder_ids"], rows["decoder_lengths"], cut = pad_rows(
-                *decoder, self.target_start, None, width
-            )
-            rows["decoder_labels"], _, _ = pad_rows(
-                *decoder, None, self.target_end, width
-            )
-            truncated = tf.logical_or(truncated, cut)
-        elif second is not None:
-            rows["labels"] = tf.gather(second, index)
-        rows["truncated"] = truncated
-        return rows
-
-    def pack(self, rows):
-        packed = packing.pack_rows(rows["ids"], self.max_length)
-        packed["truncated"] = tf.zeros([tf.shape(packed["ids"])[0]], tf.bool)
-        return packed
-
-    def lengths(self, rows):
-        """The padded length each row needs (its bucket key)."""
-        length = rows["ids"].row_lengths()
-        if "target" in rows:  # decoder rows are target + 1 long
-            length = tf.maximum(length, rows["target"].row_lengths() + 1)
-        return length
-
-    # --- Rows of one batch -> (features, labels, truncated count) -----------
-    def finalize(self, rows, key, length, fill):
-        """Pads one batch.
-
-        `length`: padded length (int or scalar tensor) or None for the
-        longest row; `fill`: batch size to fill with padding rows, or None.
-        """
-        if "lengths" in rows:  # padded in `tokenize` already
-            return self._finalize_padded(rows)
-        ids = rows["ids"]
-        if isinstance(ids, tf.RaggedTensor):
-            count = ids.nrows()
-        else:
-            count = tf.shape(ids, out_type=tf.int64)[0]
-        batch = fill if fill is not None else count
-
-        def dense(ragged, size):
-            if not isinstance(ragged, tf.RaggedTensor):  # packed rows
-                extra = tf.cast(batch, tf.int64) - count
-                return tf.pad(ragged, [[0, extra], [0, 0]])
-            shape = tf.stack(
-                [tf.cast(batch, tf.int64), tf.cast(size, tf.int64)]
-            )
-            return ragged.to_tensor(0, shape=shape)
-
-        def mask(ragged, size):
-            lengths = dense_lengths(ragged)
-            return tf.sequence_mask(lengths, tf.cast(size, tf.int64))
-
-        def dense_lengths(ragged):
-            lengths = ragged.row_lengths()
-            return tf.pad(
-                lengths,
-                [
-                    [
-                        0,
-                        tf.cast(batch, tf.int64)
-                        - tf.size(lengths, out_type=tf.int64),
-                    ]
-                ],
-            )
-
-        def longest(ragged, extra=0):
-            return tf.reduce_max(
-                tf.concat([ragged.row_lengths() + extra, [1]], 0)
-            )
-
-        truncated = tf.reduce_sum(tf.cast(rows["truncated"], tf.int32))
-        if self.task == "seq2seq":
-            target = rows["target"]
-            encoder_length = length if length is not None else longest(ids)
-            decoder_length = (
-                length if length is not None else longest(target, 1)
-            )
-            decoder_ids, _ = select_rows(target, start=self.target_start)
-            labels, _ = select_rows(target, end=self.target_end)
-            features = {
-                "encoder_token_ids": dense(ids, encoder_length),
-                "encoder_padding_mask": mask(ids, encoder_length),
-                "decoder_token_ids": dense(decoder_ids, decoder_length),
-                "decoder_padding_mask": mask(decoder_ids, decoder_length),
-            }
-            return features, dense(labels, decoder_length), truncated
-        size = length if length is not None else longest(ids)
-        token_ids = dense(ids, size)
-        features = {"token_ids": token_ids}
-        if "segment_ids" in rows:
-            segment_ids = dense(rows["segment_ids"], size)
-            features["padding_mask"] = segment_ids > 0
-            features["segment_ids"] = segment_ids
-            features["positions"] = dense(rows["positions"], size)
-        else:
-            segment_ids = None
-            features["padding_mask"] = mask(ids, size)
-        if self.task == "encode":
-            if "labels" in rows:
-                labels = rows["labels"]
-                pad = tf.cast(batch, tf.int64) - tf.size(
-                    labels, out_type=tf.int64
-                )
-                labels = tf.pad(labels, [[0, pad]])
-                return features, labels, truncated
-            return features, None, truncated
-        # lm: the next token within the same segment; 0 at a segment's last
-        # token and at padding (padding ids are 0 already).
-        following = tf.pad(token_ids[:, 1:], [[0, 0], [0, 1]])
-        if segment_ids is not None:
-            same = tf.equal(
-                tf.pad(segment_ids[:, 1:], [[0, 0], [0, 1]]), segment_ids
-            )
-            following = tf.where(same, following, tf.zeros_like(following))
-        return features, following, truncated
-
-    def _finalize_padded(self, rows):
-        truncated = tf.reduce_sum(tf.cast(rows["truncated"], tf.int32))
-
-        def mask(lengths):
-            return tf.sequence_mask(lengths, self.max_length)
-
-        if self.task == "seq2seq":
-            features = {
-                "encoder_token_ids": rows["ids"],
-                "encoder_padding_mask": mask(rows["lengths"]),
-                "decoder_token_ids": rows["decoder_ids"],
-                "decoder_padding_mask": mask(rows["decoder_lengths"]),
-            }
-            return features, rows["decoder_labels"], truncated
-        features = {
-            "token_ids": rows["ids"],
-            "padding_mask": mask(rows["lengths"]),
-        }
-        if self.task == "encode":
-            return features, rows.get("labels"), truncated
-        # lm: the next token; 0 at the last token and at padding.
-        following = tf.pad(rows["ids"][:, 1:], [[0, 0], [0, 1]])
-        return features, following, truncated
 
 
 def _check_bool(name, value, allow_none=False):
@@ -548,6 +90,7 @@ def make_dataset(
     batching="longest",
     target_tokenizer=None,
     add_special_tokens=True,
+    truncation="longest_first",
     shuffle=None,
     seed=None,
     drop_remainder=None,
@@ -710,6 +253,7 @@ def make_dataset(
     batch_size = check_positive_int("batch_size", batch_size)
     max_length = check_positive_int("max_length", max_length)
     add_special_tokens = _check_bool("add_special_tokens", add_special_tokens)
+    truncation = check_one_of("truncation", truncation, TRUNCATIONS)
     drop_remainder = bool(
         _check_bool("drop_remainder", drop_remainder, allow_none=True)
     )
@@ -749,51 +293,27 @@ def make_dataset(
             '`target_tokenizer` is only used with task="seq2seq". '
             f"Received: target_tokenizer with task={task!r}."
         )
-
-    lines, is_pairs = as_dataset(source, deterministic)
-    labels_dtype = None
-    if is_pairs:
-        second = lines.element_spec[1].dtype
-        if task == "lm":
-            raise ValueError(
-                '`task="lm"` takes texts, not pairs. Use task="seq2seq" for '
-                '(source, target) pairs or task="encode" for (text, label). '
-                f"Received: source of pairs with task={task!r}."
-            )
-        if task == "seq2seq" and second != tf.string:
-            raise ValueError(
-                '`task="seq2seq"` needs (source, target) pairs of strings. '
-                f"Received: targets of dtype {second.name}."
-            )
-        if task == "encode":
-            if second == tf.string:
-                raise ValueError(
-                    '`task="encode"` takes texts or (text, label) pairs with '
-                    "numeric labels. Received: pairs of strings (use "
-                    'task="seq2seq").'
-                )
-            if batching == "pack":
-                raise ValueError(
-                    "Packed rows mix several examples, so per-example "
-                    '`labels` cannot follow them. Received: batching="pack" '
-                    "with (text, label) pairs."
-                )
-            labels_dtype = second
-    elif task == "seq2seq":
+    check_tokenizer("tokenizer", tokenizer)
+    if tokenizer.add_special_tokens:
         raise ValueError(
-            '`task="seq2seq"` needs (source, target) pairs. Received: a '
-            "source of single texts."
+            "`tokenizer` must be built with `add_special_tokens=False`: the "
+            "pipeline adds the start and end tokens itself, after "
+            "truncation, so that they are never cut off. Use "
+            "`make_dataset(..., add_special_tokens=True)` instead. "
+            "Received: tokenizer with add_special_tokens=True."
         )
-    plan = _Plan(
+
+    lines, _ = as_dataset(source, deterministic)
+    columns = _columns(lines.element_spec, task, batching)
+    plan = Rows(
         task=task,
         batching=batching,
-        batch_size=batch_size,
         max_length=max_length,
         tokenizer=tokenizer,
-        target_tokenizer=target_tokenizer or tokenizer,
+        target_tokenizer=target_tokenizer,
         add_special_tokens=add_special_tokens,
-        is_pairs=is_pairs,
-        labels_dtype=labels_dtype,
+        columns=columns,
+        truncation=truncation,
     )
     wanted = plan.check_features(features)
     if count_batches is None:
@@ -818,7 +338,9 @@ def make_dataset(
         boundaries = bucket_boundaries
         if boundaries is None:
             boundaries = packing.choose_boundaries(
-                _sample_lengths(lines, plan, sample_size, chunk_size),
+                batching_module.sample_lengths(
+                    lines, plan, sample_size, chunk_size
+                ),
                 num_buckets,
                 max_length,
             )
@@ -831,130 +353,39 @@ def make_dataset(
     # for "pack", whole examples into rows of max_length, chunk by chunk
     # (before the cache, and before the shuffle, which then moves packed
     # rows). These steps stay `pending` so that, with nothing in between,
-    # they run in the same map as the padding below: a ragged chunk handed
-    # from one map to the next costs ~30% of the tokenizer's time on
-    # WikiText.
+    # they run in the same map as the padding (see `batching.batches`).
     pending = [plan.tokenize] + ([plan.pack] if batching == "pack" else [])
     chunks = lines.batch(chunk_size)
-
-    def apply(chunks, steps):
-        return chunks.map(
-            _plain(_chain(steps)),
-            num_parallel_calls=AUTOTUNE,
-            deterministic=deterministic,
-        )
-
     if cache is not False or shuffle or batching == "bucket":
-        chunks, pending = apply(chunks, pending), []
+        chunks = batching_module.apply(chunks, pending, deterministic)
+        pending = []
     if cache is not False:
         chunks = chunks.cache("" if cache is True else cache)
     if shuffle:
-        chunks = _shuffle_chunks(chunks, max(1, shuffle // chunk_size), seed)
-    # 2. Bucket keys, for the regrouping of `"bucket"` mode.
-    if batching == "bucket":
-        limits = tf.constant(boundaries, tf.int64)
-
-        def key_fn(rows):
-            return tf.searchsorted(limits, plan.lengths(rows), side="left")
-
-    def select(batch):
-        if wanted is None:
-            return batch
-        return {name: batch[name] for name in wanted}
-
-    if task == "encode" and not is_pairs:
-
-        def strip(features, labels, truncated):
-            return select(features)
-
-    else:
-
-        def strip(features, labels, truncated):
-            return select(features), labels
-
-    # 3. Pad the batches.
-    if batching == "bucket":
-        # One shape per bucket: rows regrouped by bucket (a `scan` over
-        # chunks), then padded batch by batch. (Padding all the batches of
-        # a chunk at once and slicing each out measured no faster: on
-        # tinyshakespeare the `scan` costs ~10 ms a chunk and any per-batch
-        # step ~0.1 ms, whatever it does.)
-        batches = packing.regroup(
-            chunks, key_fn, batch_sizes, drop_remainder
-        ).unbatch()
-        lengths = tf.constant(boundaries, tf.int32)
-        sizes = tf.constant(batch_sizes, tf.int32)
-
-        def finalize(rows, key):
-            return plan.finalize(rows, key, lengths[key], sizes[key])
-
-        counted = batches.map(
-            _plain(finalize),
-            num_parallel_calls=AUTOTUNE,
-            deterministic=deterministic,
+        chunks = batching_module.shuffle_chunks(
+            chunks, max(1, shuffle // chunk_size), seed
         )
-        dataset = batches.map(
-            _plain(lambda rows, key: strip(*finalize(rows, key))),
-            num_parallel_calls=AUTOTUNE,
-            deterministic=deterministic,
-        )
-    else:
-        # Every row of a chunk is padded at once to `max_length`; then
-        # `rebatch`, one C++ step that copies rows, cuts the stream into
-        # batches. Nothing runs once per row, no state goes from chunk to
-        # chunk, and for the static modes no function runs once per batch
-        # either: a tf.data step costs ~50 us an element, and batches of
-        # 32 short lines are ~1,000 elements an epoch of tinyshakespeare.
-        # (The `scan` regrouping and per-batch padding this replaced cost
-        # ~0.13 s an epoch there, 65% of the tokenizer's own time.)
-        def pad_chunk(rows, count_truncated=False):
-            features, labels, _ = plan.finalize(rows, None, max_length, None)
-            if count_truncated:
-                return features, labels, tf.cast(rows["truncated"], tf.int32)
-            if batching == "longest":  # `strip` after the cut, below
-                return features, labels
-            return strip(features, labels, None)
 
-        def batch_chunks(count_truncated):
-            padded = apply(
-                chunks,
-                [*pending, lambda rows: pad_chunk(rows, count_truncated)],
-            )
-            if batching == "longest":
-                return padded.rebatch(batch_size, drop_remainder)
-            if not drop_remainder:
-                # `batch_size - 1` all-padding rows after the last chunk
-                # complete the last partial batch; the batch they would
-                # start on their own is dropped by `drop_remainder=True`
-                # below, so no batch is ever all padding.
-                fill = tf.nest.map_structure(
-                    lambda spec: (
-                        tf.zeros([batch_size - 1, *spec.shape[1:]], spec.dtype)
-                        if isinstance(spec, tf.TensorSpec)
-                        else None
-                    ),  # no labels
-                    padded.element_spec,
-                )
-                padded = padded.concatenate(tf.data.Dataset.from_tensors(fill))
-            return padded.rebatch(batch_size, drop_remainder=True)
+    # 2. The batches: only the wanted features; no labels for "encode"
+    # without labels.
+    def strip(features, labels):
+        if wanted is not None:
+            features = {name: features[name] for name in wanted}
+        if labels is None:
+            return features
+        return features, labels
 
-        def count(features, labels, truncated):
-            return features, labels, tf.reduce_sum(truncated)
-
-        counted = batch_chunks(True).map(_plain(count))
-        dataset = batch_chunks(False)
-        if batching == "longest":
-            # Each batch cut to its own longest row: the one per-batch step.
-            counted = counted.map(_plain(_cut_to_longest))
-            dataset = dataset.map(
-                _plain(
-                    lambda features, labels=None: strip(
-                        *_cut_to_longest(features, labels, None)
-                    )
-                ),
-                num_parallel_calls=AUTOTUNE,
-                deterministic=deterministic,
-            )
+    dataset, counted = batching_module.batches(
+        chunks,
+        pending,
+        plan,
+        batch_size=batch_size,
+        drop_remainder=drop_remainder,
+        deterministic=deterministic,
+        boundaries=boundaries,
+        batch_sizes=batch_sizes,
+        strip=strip,
+    )
     if data_service is not None:
         dataset = dataset.apply(
             tf.data.experimental.service.distribute(
@@ -978,72 +409,51 @@ def make_dataset(
     return dataset
 
 
-def _chain(steps):
-    """One function running `steps` in turn; the first takes the element's
-    components, each next one the previous result."""
-
-    def chained(*element):
-        result = steps[0](*element)
-        for step in steps[1:]:
-            result = step(result)
-        return result
-
-    return chained
-
-
-def _cut_to_longest(features, labels=None, *rest):
-    """Cuts a batch padded to `max_length` to its longest row (at least 1).
-
-    Each `*token_ids` / `*padding_mask` pair is cut by its own mask; 2-D
-    labels follow the decoder (`seq2seq`) or the tokens (`lm`). `rest`
-    (e.g. a truncation count) passes through.
-    """
-    cut, size = {}, None
-    for prefix in ("", "encoder_", "decoder_"):
-        if f"{prefix}padding_mask" in features:
-            size = tf.maximum(
-                tf.reduce_max(
-                    tf.reduce_sum(
-                        tf.cast(features[f"{prefix}padding_mask"], tf.int32),
-                        axis=1,
-                    )
-                ),
-                1,
+def _columns(spec, task, batching):
+    """What one element holds (`rows.COLUMNS`), checked against the task."""
+    if not isinstance(spec, tuple):
+        if task == "seq2seq":
+            raise ValueError(
+                '`task="seq2seq"` needs (source, target) pairs. Received: '
+                "a source of single texts."
             )
-            for name in ("token_ids", "padding_mask"):
-                cut[prefix + name] = features[prefix + name][:, :size]
-    # The last prefix found is the one the labels follow.
-    if labels is not None and labels.shape.rank == 2:
-        labels = labels[:, :size]
-    if labels is None and not rest:
-        return cut
-    return (cut, labels, *rest)
-
-
-def _shuffle_chunks(rows, buffer, seed):
-    """Shuffles the order of chunks, then the rows within each chunk."""
-    rows = rows.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
-    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-
-    def permute(rows, random):
-        count = tf.shape(rows["truncated"])[0]
-        order = tf.random.experimental.stateless_shuffle(
-            tf.range(count), seed=tf.stack([random, tf.constant(0, tf.int64)])
+        return "text"
+    dtypes = [s.dtype for s in spec]
+    strings = [d == tf.string for d in dtypes]
+    if task == "lm":
+        raise ValueError(
+            '`task="lm"` takes texts, not pairs. Use task="seq2seq" for '
+            '(source, target) pairs or task="encode" for (text, label), '
+            "(text_a, text_b) or (text_a, text_b, label). Received: a "
+            f"source of {len(spec)}-tuples with task={task!r}."
         )
-        return {k: tf.gather(v, order) for k, v in rows.items()}
-
-    return tf.data.Dataset.zip(rows, seeds).map(
-        _plain(permute), num_parallel_calls=AUTOTUNE
-    )
-
-
-def _sample_lengths(lines, plan, sample_size, chunk_size):
-    """Padded lengths of the first `sample_size` non-empty examples."""
-    lengths = []
-    for chunk in lines.take(sample_size).batch(min(sample_size, chunk_size)):
-        chunk = chunk if isinstance(chunk, tuple) else (chunk,)
-        lengths.append(plan.lengths(plan.tokenize(*chunk)).numpy())
-    return np.concatenate(lengths) if lengths else np.zeros([0], np.int64)
+    if task == "seq2seq":
+        if strings != [True, True]:
+            raise ValueError(
+                '`task="seq2seq"` needs (source, target) pairs of strings. '
+                f"Received: elements of dtypes {[d.name for d in dtypes]}."
+            )
+        return "seq2seq"
+    # encode
+    if strings == [True, False]:
+        columns = "text+label"
+    elif strings == [True, True]:
+        columns = "pair"
+    elif strings == [True, True, False]:
+        columns = "pair+label"
+    else:
+        raise ValueError(
+            '`task="encode"` takes texts, (text, label), (text_a, text_b) '
+            "or (text_a, text_b, label), with numeric labels. Received: "
+            f"elements of dtypes {[d.name for d in dtypes]}."
+        )
+    if batching == "pack" and columns != "text":
+        raise ValueError(
+            "Packed rows mix several examples, so per-example labels and "
+            'sentence pairs cannot follow them. Received: batching="pack" '
+            f"with a source of {'pairs' if 'pair' in columns else 'labels'}."
+        )
+    return columns
 
 
 def _describe(source):

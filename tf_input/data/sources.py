@@ -71,16 +71,17 @@ def _check_dataset(dataset):
             return dataset, False
     if (
         isinstance(spec, tuple)
-        and len(spec) == 2
+        and len(spec) in (2, 3)
         and all(isinstance(s, tf.TensorSpec) for s in spec)
         and all(s.shape.rank == 0 for s in spec)
         and spec[0].dtype == tf.string
     ):
         return dataset, True
     raise ValueError(
-        "A `source` dataset must yield scalar strings, or pairs of scalars "
-        "`(source_text, target)` (use `dataset.unbatch()` on a batched "
-        f"dataset). Received: element_spec={spec}."
+        "A `source` dataset must yield scalar strings, or tuples of two or "
+        "three scalars (`(text, target)`, `(text_a, text_b)`, `(text_a, "
+        "text_b, label)`; use `dataset.unbatch()` on a batched dataset). "
+        f"Received: element_spec={spec}."
     )
 
 
@@ -106,35 +107,41 @@ def as_dataset(source, deterministic=None):
         return tf.data.Dataset.from_tensor_slices(list(source)), False
     if (
         isinstance(source, tuple)
-        and len(source) == 2
+        and len(source) in (2, 3)
         and all(isinstance(x, (list, tuple, np.ndarray)) for x in source)
         and not all(_is_pair(x) for x in source[0])
         and len(source[0]) > 0
         and isinstance(source[0][0], str)
     ):
-        sources, targets = source
-        if len(sources) != len(targets):
+        sizes = [len(column) for column in source]
+        if len(set(sizes)) != 1:
             raise ValueError(
-                "`source` as `(sources, targets)` needs two lists of the "
-                f"same length. Received: {len(sources)} sources and "
-                f"{len(targets)} targets."
+                "`source` as a tuple of columns, `(sources, targets)` or "
+                "`(texts_a, texts_b, labels)`, needs columns of the same "
+                f"length. Received: columns of lengths {sizes}."
             )
-        columns = (
-            _pair_value(sources, "sources"),
-            _pair_value(targets, "targets"),
+        columns = tuple(
+            _pair_value(column, name)
+            for column, name in zip(source, ("sources", "targets", "labels"))
         )
         return tf.data.Dataset.from_tensor_slices(columns), True
+    width = len(source[0]) if _is_pair(source[0]) else None
     for i, item in enumerate(source):
-        if not _is_pair(item) or len(item) != 2:
+        if not _is_pair(item) or len(item) not in (2, 3) or len(item) != width:
             raise ValueError(
-                "`source` must be all strings or all `(source, target)` "
-                f"pairs. Received: source[{i}]={item!r}."
+                "`source` must be all strings, or all tuples of the same "
+                "length: `(source, target)` / `(text, label)` / `(text_a, "
+                f"text_b)` pairs or `(text_a, text_b, label)` triples. "
+                f"Received: source[{i}]={item!r}."
             )
         if not isinstance(item[0], str):
             raise ValueError(
                 "The first element of each pair must be a string. "
                 f"Received: source[{i}]={item!r}."
             )
-    sources = _pair_value([p[0] for p in source], "sources")
-    targets = _pair_value([p[1] for p in source], "targets")
-    return tf.data.Dataset.from_tensor_slices((sources, targets)), True
+    names = ("sources", "targets", "labels")
+    columns = tuple(
+        _pair_value([item[k] for item in source], names[k])
+        for k in range(width)
+    )
+    return tf.data.Dataset.from_tensor_slices(columns), True
