@@ -11,6 +11,7 @@ import tensorflow as tf
 from tf_input import VocabularyTokenizer
 from tf_input import WordPieceTokenizer
 from tf_input.data import make_dataset
+from tf_input.data import pipeline_info
 from tf_input.data import stats
 from tf_input.data.rows import pad_rows
 from tf_input.data.rows import select_rows
@@ -219,7 +220,7 @@ def test_bucket_pads_to_boundaries_with_bounded_shapes(tokenizer):
         batching="bucket",
         num_buckets=3,
     )
-    boundaries = ds._tf_input_boundaries
+    boundaries = pipeline_info(ds).boundaries
     assert len(boundaries) <= 3 and boundaries[-1] == 10
     rows, truncated = reference_rows(tokenizer, lines, 10)
     seen = []
@@ -254,7 +255,7 @@ def test_bucket_tokens_per_batch_and_explicit_boundaries(tokenizer):
         bucket_boundaries=[4, 8],
         tokens_per_batch=16,
     )
-    assert ds._tf_input_boundaries == [4, 8, 16]
+    assert pipeline_info(ds).boundaries == [4, 8, 16]
     for features, _ in as_lists(ds):
         rows, length = features["token_ids"].shape
         assert rows == 16 // length
@@ -547,6 +548,7 @@ def test_stats_keys_values_and_printing(tokenizer):
         "real_tokens": real,
         "padded_tokens": 3 * 3 * 8 - real,
         "padding_efficiency": real / 72,
+        "fill_rows": 3 * 3 - len(rows),  # all-padding rows of the last batch
         "truncated": truncated,
         "shapes": 1,
     }
@@ -559,6 +561,13 @@ def test_stats_keys_values_and_printing(tokenizer):
     other = stats(foreign)
     assert other["truncated"] is None
     assert other["real_tokens"] == real
+    # ... unless the record of the original is passed explicitly.
+    info = pipeline_info(ds)
+    assert pipeline_info(foreign) is None
+    assert stats(foreign, info=info)["truncated"] == truncated
+    assert info.num_batches == 3 and info.boundaries is None
+    with pytest.raises(ValueError, match=r"`info` must be a `PipelineInfo`"):
+        stats(foreign, info={"truncated": 0})
     plain = tf.data.Dataset.from_tensors(tf.constant([[5, 6, 0]]))
     assert stats(plain)["padding_efficiency"] == pytest.approx(2 / 3)
 

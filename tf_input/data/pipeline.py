@@ -19,6 +19,8 @@ from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
 from tf_input.data import batching as batching_module
 from tf_input.data import packing
+from tf_input.data.info import PipelineInfo
+from tf_input.data.info import register
 from tf_input.data.rows import TASKS
 from tf_input.data.rows import TRUNCATIONS
 from tf_input.data.rows import Rows
@@ -392,6 +394,7 @@ def make_dataset(
                 processing_mode="parallel_epochs", service=data_service
             )
         )
+    num_batches = None
     if count_batches:
         # Counted once, so that `fit` knows the epoch length (no "Unknown"
         # progress bar, no "ran out of data" warning).
@@ -402,11 +405,19 @@ def make_dataset(
             tf.data.experimental.assert_cardinality(num_batches)
         )
     dataset = dataset.prefetch(AUTOTUNE)
-    # `stats` reads the truncation count from this twin, so that the
-    # batches fed to `fit` carry nothing but features and labels.
-    dataset._tf_input_counted = counted.prefetch(AUTOTUNE)
-    dataset._tf_input_boundaries = boundaries
-    return dataset
+    # `stats` reads the truncation count from the counting twin, so that
+    # the batches fed to `fit` carry nothing but features and labels.
+    info = PipelineInfo(
+        task=task,
+        batching=batching,
+        max_length=max_length,
+        features=tuple(wanted or plan.feature_names()),
+        boundaries=boundaries,
+        batch_sizes=batch_sizes,
+        num_batches=num_batches,
+        counting=counted.prefetch(AUTOTUNE),
+    )
+    return register(dataset, info)
 
 
 def _columns(spec, task, batching):

@@ -6,12 +6,15 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input._validation import check_optional_int
+from tf_input.data.info import PipelineInfo
+from tf_input.data.info import pipeline_info
 
 KEYS = (
     "batches",
     "real_tokens",
     "padded_tokens",
     "padding_efficiency",
+    "fill_rows",
     "truncated",
     "shapes",
 )
@@ -53,21 +56,31 @@ def _masks(features):
     )
 
 
-def stats(dataset: tf.data.Dataset, max_batches=None) -> Stats:
+def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
     """Counts real and padding tokens in the batches of a dataset.
 
     Iterates over the dataset (or its first `max_batches` batches). Real
     tokens are the True entries of every `*padding_mask` feature (for
     seq2seq, encoder plus decoder); without masks, the nonzero ids.
+    `fill_rows` counts the all-padding rows that complete a last partial
+    batch (`"max_length"`, `"pack"`, `"bucket"`): they are in
+    `padded_tokens` too, and the efficiency of full batches alone is
+    `real_tokens / (real_tokens + padded_tokens - fill_rows * length)`.
     `truncated` (examples cut to `max_length`) is known for datasets
-    returned by `make_dataset` (counted on a twin of the same pipeline; a
-    dataset transformed afterwards loses it), else `None`.
+    returned by `make_dataset`, from their `PipelineInfo` (see
+    `tf_input.data.pipeline_info`: counted on a twin of the same
+    pipeline); for another dataset pass `info=` explicitly, else it is
+    `None`.
 
     Args:
         dataset: a `tf.data.Dataset` of `features` or `(features, labels)`
             batches.
         max_batches: int or None. Stop after this many batches. Defaults to
             `None` (one whole epoch).
+        info: `PipelineInfo` or None. The record of the `make_dataset`
+            call that made `dataset` (or the dataset it was derived from):
+            the batches are then read from its counting twin. Defaults to
+            `pipeline_info(dataset)`.
 
     Returns:
         A dict (printing as a table) with `batches`, `real_tokens`,
@@ -91,11 +104,19 @@ def stats(dataset: tf.data.Dataset, max_batches=None) -> Stats:
             f"Received: dataset of type {type(dataset).__name__}."
         )
     max_batches = check_optional_int("max_batches", max_batches, 1)
-    counted = getattr(dataset, "_tf_input_counted", None)
+    if info is None:
+        info = pipeline_info(dataset)
+    elif not isinstance(info, PipelineInfo):
+        raise ValueError(
+            "`info` must be a `PipelineInfo` (from "
+            "`tf_input.data.pipeline_info(ds)`) or None. "
+            f"Received: info of type {type(info).__name__}."
+        )
+    counted = info.counting if info is not None else None
     source = counted if counted is not None else dataset
     if max_batches is not None:
         source = source.take(max_batches)
-    batches = real = total = 0
+    batches = real = total = fill = 0
     truncated = 0 if counted is not None else None
     shapes = set()
     for element in source:
@@ -112,12 +133,15 @@ def stats(dataset: tf.data.Dataset, max_batches=None) -> Stats:
             real += int(tf.math.count_nonzero(mask))
             total += int(np.prod(mask.shape))
             signature.append(tuple(mask.shape))
+        real_rows = tf.reduce_any(tf.cast(_masks(features)[0], tf.bool), 1)
+        fill += int(tf.reduce_sum(tf.cast(~real_rows, tf.int32)))
         shapes.add(tuple(signature))
     return Stats(
         batches=batches,
         real_tokens=real,
         padded_tokens=total - real,
         padding_efficiency=real / total if total else 0.0,
+        fill_rows=fill,
         truncated=truncated,
         shapes=len(shapes),
     )
