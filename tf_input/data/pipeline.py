@@ -30,6 +30,7 @@ from tf_input.data.sources import as_dataset
 AUTOTUNE = tf.data.AUTOTUNE
 BATCHINGS = ("longest", "max_length", "bucket", "pack")
 DEFAULT_SHUFFLE_BUFFER = 10_000
+DATA_SERVICE_MODES = ("parallel_epochs", "distributed_epoch")
 
 
 def _check_bool(name, value, allow_none=False):
@@ -54,6 +55,25 @@ def _check_shuffle(shuffle):
     raise ValueError(
         "`shuffle` must be None, a bool, or a buffer size (int >= 0, in "
         f"examples). Received: shuffle={shuffle!r}."
+    )
+
+
+def _check_shard(shard):
+    if shard is None:
+        return None
+    if (
+        isinstance(shard, (tuple, list))
+        and len(shard) == 2
+        and all(
+            isinstance(x, numbers.Integral) and not isinstance(x, bool)
+            for x in shard
+        )
+        and 0 <= shard[1] < shard[0]
+    ):
+        return int(shard[0]), int(shard[1])
+    raise ValueError(
+        "`shard` must be None or `(num_shards, index)` with "
+        f"0 <= index < num_shards. Received: shard={shard!r}."
     )
 
 
@@ -104,6 +124,8 @@ def make_dataset(
     sample_size=10_000,
     chunk_size=None,
     data_service=None,
+    data_service_mode="parallel_epochs",
+    shard=None,
     features=None,
     count_batches=None,
 ) -> tf.data.Dataset:
@@ -213,8 +235,20 @@ def make_dataset(
             `max(4 * batch_size, min(2048, 2**20 // max_length))`, so that
             a padded chunk holds about a million positions at most.
         data_service: str or None. Address of a tf.data service dispatcher
-            (e.g. `"grpc://host:5050"`): the pipeline then runs on its
-            workers (`processing_mode="parallel_epochs"`). Defaults to
+            (e.g. `"grpc://host:5050"`): the whole pipeline then runs on
+            its workers, in `data_service_mode`. Defaults to `None`.
+        data_service_mode: str. `"parallel_epochs"`: every worker gives a
+            whole epoch (each example once per worker); or
+            `"distributed_epoch"`: the workers share one epoch, each
+            example arriving once (the source must be splittable: files or
+            an in-memory list). See the README's "Scale-out". Defaults to
+            `"parallel_epochs"`.
+        shard: None or `(num_shards, index)`. Keep only every
+            `num_shards`-th example, starting at `index`, before
+            tokenization: with one process per worker (e.g.
+            `MultiWorkerMirroredStrategy`), worker `index` of `num_shards`
+            then reads a share no other worker reads. The dataset is marked
+            so that `tf.distribute` does not shard it again. Defaults to
             `None`.
         features: None, a list of feature names, or a functional Keras
             model. The features to emit: with a model, exactly the inputs
@@ -283,6 +317,10 @@ def make_dataset(
             "`data_service` must be None or a dispatcher address such as "
             f"'grpc://localhost:5050'. Received: data_service={data_service!r}."
         )
+    data_service_mode = check_one_of(
+        "data_service_mode", data_service_mode, DATA_SERVICE_MODES
+    )
+    shard = _check_shard(shard)
     if task == "seq2seq" and batching == "pack":
         raise ValueError(
             '`batching="pack"` is for `task="lm"` and `"encode"`: packed '
@@ -306,6 +344,8 @@ def make_dataset(
         )
 
     lines, _ = as_dataset(source, deterministic)
+    if shard is not None:
+        lines = lines.shard(*shard)
     columns = _columns(lines.element_spec, task, batching)
     plan = Rows(
         task=task,
@@ -391,7 +431,7 @@ def make_dataset(
     if data_service is not None:
         dataset = dataset.apply(
             tf.data.experimental.service.distribute(
-                processing_mode="parallel_epochs", service=data_service
+                processing_mode=data_service_mode, service=data_service
             )
         )
     num_batches = None
@@ -405,6 +445,12 @@ def make_dataset(
             tf.data.experimental.assert_cardinality(num_batches)
         )
     dataset = dataset.prefetch(AUTOTUNE)
+    if shard is not None:  # sharded already: tf.distribute must not again
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = (
+            tf.data.experimental.AutoShardPolicy.OFF
+        )
+        dataset = dataset.with_options(options)
     # `stats` reads the truncation count from the counting twin, so that
     # the batches fed to `fit` carry nothing but features and labels.
     info = PipelineInfo(
