@@ -22,14 +22,11 @@ import tensorflow as tf  # noqa: E402
 
 import tf_input  # noqa: E402
 from tf_input.data import make_dataset  # noqa: E402
+from tf_input.tutorials import TRANSLATION_PAIRS  # noqa: E402
 
-PAIRS = [
-    ("I love deep learning", "我爱深度学习"),
-    ("The weather is nice today", "今天天气很好"),
-    ("She reads a book", "她在读书"),
-    ("We are learning Transformers", "我们在学习变换器"),
-    ("Good morning", "早上好"),
-]
+# The tutorial's five pairs (`tf-input demo` prints their collate_fn
+# batches in its step 0, `tf_input.tutorials.collate_batches`).
+PAIRS = list(TRANSLATION_PAIRS)
 DIM = 32
 
 
