@@ -226,3 +226,27 @@ def test_quiet_filter_keeps_what_is_not_known_noise():
     assert _quiet.filter_lines(noise + cuinit + other) == other
     # Without "no CUDA drivers", a failing cuInit is news: it is kept.
     assert _quiet.filter_lines(cuinit) == cuinit
+
+
+@pytest.mark.parametrize(
+    "argv0, want", [("/usr/bin/tf-input", "2"), ("script.py", "unset")]
+)
+def test_command_line_quiets_tensorflow_s_runtime_logs(argv0, want):
+    # TensorFlow reads TF_CPP_MIN_LOG_LEVEL once, when it loads: in the
+    # tf-input command it defaults to 2 (no XLA info lines, no "Ignoring
+    # Assert operator" warnings); a library import leaves it alone.
+    code = (
+        f"import os, sys; sys.argv = [{argv0!r}]; import tf_input; "
+        "print(os.environ.get('TF_CPP_MIN_LOG_LEVEL', 'unset'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env["PYTHONPATH"] = str(ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert result.stdout.strip() == want
+    assert result.stderr == ""

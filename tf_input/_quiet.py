@@ -43,8 +43,31 @@ _CUINIT = re.compile(
 )
 
 
+def is_command_line():
+    """Whether this process is the `tf-input` command (or `python -m
+    tf_input.cli`)."""
+    argv = list(getattr(sys, "orig_argv", []))
+    if "-m" in argv:
+        return argv[argv.index("-m") + 1 : argv.index("-m") + 2] == [
+            "tf_input.cli"
+        ]
+    return os.path.basename(sys.argv[0] if sys.argv else "") in (
+        "tf-input",
+        "tf-input.exe",
+    )
+
+
 def load_tensorflow():
-    """Imports TensorFlow and initialises its devices, filtering stderr."""
+    """Imports TensorFlow and initialises its devices, filtering stderr.
+
+    In the `tf-input` command, `TF_CPP_MIN_LOG_LEVEL` defaults to 2 (no
+    info or warning lines from TensorFlow's C++ code, such as the XLA
+    service or "Ignoring Assert operator" lines of the demo; errors still
+    show). TensorFlow reads it once, when it loads, so it is set here.
+    Imported as a library, tf_input leaves the variable alone.
+    """
+    if is_command_line():
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     with native_stderr_filtered():
         import tensorflow as tf
 

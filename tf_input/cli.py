@@ -10,7 +10,6 @@ tf-input demo [--quick]
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import re
 import sys
@@ -385,9 +384,8 @@ def plain_message(error):
 
 
 def main(argv=None):
-    # TensorFlow's C++ logging obeys this once TensorFlow runs; the lines
-    # printed while it loads are filtered by tf_input._quiet.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    # TensorFlow's log level is set when `import tf_input` loads it (see
+    # tf_input._quiet), before this runs.
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

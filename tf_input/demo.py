@@ -31,13 +31,15 @@ digits (|result| <= 198) from the output at `BOS`, which attends to the
 whole question. Exact match means all four are right.
 
 Training budget (measured, see the README): every scheme learns the task in
-a sudden transition after a plateau whose length varies from run to run,
-and RoPE's plateau is the longest (it adds nothing to the embeddings; the
-attention has to find positions through the rotations alone). Four epochs
-with a constant learning rate stopped RoPE mid-transition (71% exact match
-for seed 0, 99.5% after eight). So each scheme gets `EPOCHS` epochs with a
-learning rate that is held, then decays to zero over the last
-`DECAY_SHARE` of the steps (which also stops the late loss spikes a
+a sudden transition after a plateau whose length varies from run to run
+(from about 3 to 7 epochs), and RoPE's plateau tends to be the longest (it
+adds nothing to the embeddings; attention has to find positions through the
+rotations alone). Four epochs with a constant learning rate stopped RoPE
+mid-transition (71% exact match for seed 0, 99.5% after eight). So each
+scheme trains for up to `EPOCHS` epochs and stops as soon as it answers
+`STOP_AT` of a held-out validation set exactly (the test set is never used
+to decide), with a learning rate that is held, then decays to zero over the
+last `DECAY_SHARE` of the `EPOCHS` (which also stops the late loss spikes a
 constant rate gave), and gradients clipped to norm 1.
 """
 
@@ -67,7 +69,9 @@ QUESTION_PARTS = (
 )
 BATCH_SIZE = 64
 TRAIN_SIZE = 40_000  # of the 76,000 questions left after the test set
-EPOCHS = 7
+VALIDATION_SIZE = 2_000  # held out from those too: decides when to stop
+EPOCHS = 10  # at most
+STOP_AT = 0.99  # validation exact match that ends a scheme's training
 LEARNING_RATE = 1e-3
 WARMUP_SHARE = 0.03  # of the steps: linear warm-up
 DECAY_SHARE = 0.35  # of the steps, at the end: linear decay to 0
@@ -237,6 +241,39 @@ def answers_from(outputs):
     return np.where(digit["sign"] == 1, -magnitude, magnitude)
 
 
+def order_blind_ceiling(questions, results):
+    """The best exact match any model blind to word order can reach.
+
+    A model without position information sees each question as a bag
+    (multiset) of tokens: `POSITIVE 30 add POSITIVE 04` and `POSITIVE 03
+    add POSITIVE 40` are the same bag. Knowing every question's answer,
+    the best it can do is answer each bag with its most common result. The
+    ceiling is that share of the questions (digits split as the tokenizer
+    splits them).
+
+    Returns:
+        float in [0, 1].
+
+    Example:
+
+    >>> from tf_input import demo
+    >>> demo.order_blind_ceiling(
+    ...     ["BOS POSITIVE 30 add POSITIVE 04 EOS",
+    ...      "BOS POSITIVE 03 add POSITIVE 40 EOS"], [34, 43])
+    0.5
+    """
+    import collections
+
+    answers = collections.defaultdict(collections.Counter)
+    for question, result in zip(questions, results):
+        tokens = []
+        for word in question.split():
+            tokens.extend(word if word.isdigit() else [word])
+        answers[tuple(sorted(tokens))][int(result)] += 1
+    best = sum(counts.most_common(1)[0][1] for counts in answers.values())
+    return best / max(1, len(questions))
+
+
 def learning_rate_schedule(total_steps, peak=LEARNING_RATE):
     """Warm-up, hold, then linear decay to 0: the demo's learning rate.
 
@@ -379,15 +416,20 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         )
         print_fn(f"   {scheme:<12}{difference:>11.2e}   {note}")
 
-    train, test = generate(seed)
-    train = (train[0][:TRAIN_SIZE], train[1][:TRAIN_SIZE])
+    everything, test = generate(seed)
+    size = 512 if quick else TRAIN_SIZE
+    held = 256 if quick else VALIDATION_SIZE
+    train = (everything[0][:size], everything[1][:size])
+    validation = (
+        everything[0][size : size + held],
+        everything[1][size : size + held],
+    )
     if quick:
-        train = (train[0][:512], train[1][:512])
         test = (test[0][:256], test[1][:256])
     print_fn("\n2. Data")
     print_fn(
-        f"   {len(train[0]):,} training and {len(test[0]):,} test questions "
-        f"(seed {seed})"
+        f"   {len(train[0]):,} training, {len(validation[0]):,} validation "
+        f"and {len(test[0]):,} test questions (seed {seed})"
     )
     for question, result in zip(train[0][:3], train[1][:3]):
         print_fn(f"   {question}  ->  {answer_text(int(result))}")
@@ -418,8 +460,11 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         return batches.apply(tf.data.experimental.assert_cardinality(steps))
 
     train_ds = dataset(train, True)
-    # The whole test set as one batch: one eager call per evaluation.
+    # The whole test and validation sets as one batch each: one eager call
+    # per evaluation.
     (test_features, _) = next(iter(dataset(test, False, len(test[0]))))
+    held_out = dataset(validation, False, len(validation[0]))
+    (validation_features, _) = next(iter(held_out))
     keras.utils.set_random_seed(seed)
     trace(
         test[0][0],
@@ -432,9 +477,14 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
 
     steps_per_epoch = int(train_ds.cardinality())
     print_fn(
-        f"\n4. Training: the same model, {epochs} epochs of "
-        f"{steps_per_epoch} steps per scheme; learning rate {LEARNING_RATE:g}"
-        f" held, then decayed to 0 over the last {DECAY_SHARE:.0%}"
+        f"\n4. Training: the same model per scheme, at most {epochs} "
+        f"epoch{'s' if epochs > 1 else ''} of {steps_per_epoch} steps, "
+        f"stopping once {STOP_AT:.0%} of the validation questions are right"
+    )
+    print_fn(
+        f"   learning rate {LEARNING_RATE:g} held, then decayed to 0 over the "
+        f"last {DECAY_SHARE:.0%} of the {epochs} epochs; gradients clipped "
+        f"to norm {CLIP_NORM:g}"
     )
     accuracies, models, seconds, history = {}, {}, {}, {}
     for scheme in SCHEMES:
@@ -457,7 +507,11 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         )
         history[scheme] = []
         report = _EpochReport(
-            scheme, test_features, test[1], history[scheme], print_fn
+            scheme,
+            (validation_features, validation[1]),
+            (test_features, test[1]),
+            history[scheme],
+            print_fn,
         )
         start = time.perf_counter()
         # The pipeline shuffles; `shuffle=False` only tells Keras so.
@@ -473,14 +527,28 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         models[scheme] = model
 
     print_fn("\n5. Results: exact-match accuracy on unseen questions")
-    print_fn(f"   {'position':<12}{'accuracy':>10}{'train time':>13}")
+    print_fn(
+        f"   {'position':<12}{'accuracy':>10}{'epochs':>8}{'train time':>13}"
+    )
     for scheme in SCHEMES:
         print_fn(
             f"   {scheme:<12}{accuracies[scheme]:>10.1%}"
-            f"{seconds[scheme]:>12.0f}s"
+            f"{len(history[scheme]):>8}{seconds[scheme]:>12.0f}s"
         )
     for line in verdict(accuracies, history, quick=quick):
         print_fn(f"   {line}")
+    if not quick:
+        train_pool, test_set = generate(seed)
+        ceiling = order_blind_ceiling(
+            train_pool[0] + test_set[0],
+            np.concatenate([train_pool[1], test_set[1]]),
+        )
+        print_fn(
+            "   No model blind to word order can beat "
+            f"{ceiling:.1%} on this task: that is what answering each bag "
+            "of tokens with its most common result gets, over all 80,000 "
+            "questions."
+        )
 
     # 'none' is never the model to keep: it cannot see the order.
     best = max(SCHEMES[1:], key=accuracies.get)
@@ -505,20 +573,25 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
 
 
 class _EpochReport:
-    """A Keras callback: test accuracy after each epoch, printed and kept."""
+    """A Keras callback: after each epoch, validation and test accuracy,
+    printed; test accuracy kept in `history`; training stopped once the
+    validation accuracy reaches `STOP_AT`."""
 
-    def __new__(cls, scheme, features, results, history, print_fn):
+    def __new__(cls, scheme, validation, test, history, print_fn):
         import keras
 
         class Report(keras.callbacks.Callback):
             def on_epoch_end(self, epoch, logs=None):
-                accuracy = _accuracy(self.model, features, results)
+                held_out = _accuracy(self.model, *validation)
+                accuracy = _accuracy(self.model, *test)
                 history.append(accuracy)
                 loss = (logs or {}).get("loss", float("nan"))
                 print_fn(
                     f"   {scheme:<12}epoch {epoch + 1}: loss {loss:.3f}, "
-                    f"test accuracy {accuracy:.1%}"
+                    f"validation {held_out:.1%}, test {accuracy:.1%}"
                 )
+                if held_out >= STOP_AT:
+                    self.model.stop_training = True
 
         return Report()
 
