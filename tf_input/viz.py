@@ -462,7 +462,7 @@ def plot_position_similarity(
     labels = _check_labels(labels, count)
     groups = _check_groups(groups, count)
     similarity = cosine_similarity(table)
-    figure = _new_figure(figsize=(6, 5.5) if labels else (5.5, 4.5))
+    figure = _new_figure(figsize=(6.2, 5.6) if labels else (5.5, 4.5))
     axes = figure.add_subplot()
     image = axes.imshow(
         similarity,
@@ -494,7 +494,7 @@ def plot_position_similarity(
         f"Cosine similarity of position embeddings "
         f"({table.shape[0]} x {table.shape[1]})"
     )
-    figure.colorbar(image, ax=axes, label="cosine similarity")
+    figure.colorbar(image, ax=axes, label="cosine similarity", shrink=0.8)
     return _finish(figure, path)
 
 
