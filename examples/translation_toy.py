@@ -16,11 +16,14 @@ import os
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# tf_input first: importing it loads TensorFlow without its start-up lines.
+import tf_input  # noqa: E402
+
+# isort: split
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-import tf_input  # noqa: E402
 from tf_input.data import make_dataset  # noqa: E402
 from tf_input.tutorials import TRANSLATION_PAIRS  # noqa: E402
 

@@ -266,3 +266,14 @@ def test_order_blind_ceiling():
     ceiling = demo.order_blind_ceiling(questions, results)
     assert ceiling == pytest.approx(best / len(questions), abs=1e-12)
     assert 0.1 < ceiling < 0.2  # measured: 14.8%
+
+
+def test_stalled_stops_only_a_flat_curve():
+    # 'none' in the demo (seed 0, validation): flat from epoch 3 on.
+    flat = [0.024, 0.031, 0.049, 0.050, 0.051, 0.053]
+    assert demo.stalled(flat)
+    assert not demo.stalled(flat[:5])  # never before epoch STALL_FROM
+    # A plateau creeping up before its transition is not stalled.
+    plateau = [0.061, 0.100, 0.096, 0.154, 0.596, 0.922]
+    assert not demo.stalled(plateau)
+    assert not demo.stalled([0.055, 0.088, 0.112, 0.147, 0.150, 0.160])

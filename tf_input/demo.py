@@ -37,10 +37,12 @@ adds nothing to the embeddings; attention has to find positions through the
 rotations alone). Four epochs with a constant learning rate stopped RoPE
 mid-transition (71% exact match for seed 0, 99.5% after eight). So each
 scheme trains for up to `EPOCHS` epochs and stops as soon as it answers
-`STOP_AT` of a held-out validation set exactly (the test set is never used
-to decide), with a learning rate that is held, then decays to zero over the
-last `DECAY_SHARE` of the `EPOCHS` (which also stops the late loss spikes a
-constant rate gave), and gradients clipped to norm 1.
+`STOP_AT` of a held-out validation set exactly, or when its validation
+accuracy has stalled (less than `STALL_DELTA` gained in `STALL_EPOCHS`
+epochs, checked from epoch `STALL_FROM` on); the test set is never used
+to decide. The learning rate is held, then decays to zero over the last
+`DECAY_SHARE` of the `EPOCHS` (which also stops the late loss spikes a
+constant rate gave), and gradients are clipped to norm 1.
 """
 
 from __future__ import annotations
@@ -72,6 +74,13 @@ TRAIN_SIZE = 40_000  # of the 76,000 questions left after the test set
 VALIDATION_SIZE = 2_000  # held out from those too: decides when to stop
 EPOCHS = 10  # at most
 STOP_AT = 0.99  # validation exact match that ends a scheme's training
+# ... or, from epoch STALL_FROM on, a validation accuracy that rose less
+# than STALL_DELTA over the last STALL_EPOCHS epochs (Keras's patience
+# rule). Every plateau measured rose by 1 to 9 points in 3 epochs before
+# its transition, and all transitions came by epoch 5; 'none' rises ~0.5.
+STALL_FROM = 6
+STALL_EPOCHS = 3
+STALL_DELTA = 0.005
 LEARNING_RATE = 1e-3
 WARMUP_SHARE = 0.03  # of the steps: linear warm-up
 DECAY_SHARE = 0.35  # of the steps, at the end: linear decay to 0
@@ -479,7 +488,8 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
     print_fn(
         f"\n4. Training: the same model per scheme, at most {epochs} "
         f"epoch{'s' if epochs > 1 else ''} of {steps_per_epoch} steps, "
-        f"stopping once {STOP_AT:.0%} of the validation questions are right"
+        f"stopping once {STOP_AT:.0%} of the validation questions are right "
+        "or when it stalls"
     )
     print_fn(
         f"   learning rate {LEARNING_RATE:g} held, then decayed to 0 over the "
@@ -575,15 +585,18 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
 class _EpochReport:
     """A Keras callback: after each epoch, validation and test accuracy,
     printed; test accuracy kept in `history`; training stopped once the
-    validation accuracy reaches `STOP_AT`."""
+    validation accuracy reaches `STOP_AT`, or has stalled (`stalled`)."""
 
     def __new__(cls, scheme, validation, test, history, print_fn):
         import keras
+
+        held_out_history = []
 
         class Report(keras.callbacks.Callback):
             def on_epoch_end(self, epoch, logs=None):
                 held_out = _accuracy(self.model, *validation)
                 accuracy = _accuracy(self.model, *test)
+                held_out_history.append(held_out)
                 history.append(accuracy)
                 loss = (logs or {}).get("loss", float("nan"))
                 print_fn(
@@ -592,8 +605,34 @@ class _EpochReport:
                 )
                 if held_out >= STOP_AT:
                     self.model.stop_training = True
+                elif stalled(held_out_history):
+                    print_fn(
+                        f"   {scheme:<12}stopped: validation accuracy rose "
+                        f"less than {STALL_DELTA * 100:.1f} points in "
+                        f"{STALL_EPOCHS} epochs"
+                    )
+                    self.model.stop_training = True
 
         return Report()
+
+
+def stalled(accuracies):
+    """Whether training has stalled: from epoch `STALL_FROM` on, the best
+    accuracy so far beats the best of `STALL_EPOCHS` epochs before by less
+    than `STALL_DELTA`.
+
+    Example:
+
+    >>> from tf_input import demo
+    >>> demo.stalled([0.02, 0.03, 0.049, 0.05, 0.051, 0.053])
+    True
+    >>> demo.stalled([0.06, 0.09, 0.10, 0.14, 0.80, 0.93])
+    False
+    """
+    if len(accuracies) < max(STALL_FROM, STALL_EPOCHS + 1):
+        return False
+    before = max(accuracies[:-STALL_EPOCHS])
+    return max(accuracies) - before < STALL_DELTA
 
 
 def verdict(accuracies, history, *, quick=False, target=TARGET):
