@@ -468,7 +468,6 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         steps = -(-len(split[0]) // batch_size)
         return batches.apply(tf.data.experimental.assert_cardinality(steps))
 
-    train_ds = dataset(train, True)
     # The whole test and validation sets as one batch each: one eager call
     # per evaluation.
     (test_features, _) = next(iter(dataset(test, False, len(test[0]))))
@@ -481,10 +480,10 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         InputBlock(tokenizer.vocabulary_size(), 8),
         print_fn=lambda table: print_fn(textwrap.indent(table, "   ")),
     )
-    batch_shape = tuple(next(iter(train_ds))[0]["token_ids"].shape)
+    batch_shape = tuple(next(iter(dataset(train, True)))[0]["token_ids"].shape)
     print_fn(f"   a training batch: token_ids {batch_shape}")
 
-    steps_per_epoch = int(train_ds.cardinality())
+    steps_per_epoch = -(-len(train[0]) // BATCH_SIZE)
     print_fn(
         f"\n4. Training: the same model per scheme, at most {epochs} "
         f"epoch{'s' if epochs > 1 else ''} of {steps_per_epoch} steps, "
@@ -499,6 +498,11 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
     accuracies, models, seconds, history = {}, {}, {}, {}
     for scheme in SCHEMES:
         keras.utils.set_random_seed(seed)
+        # A fresh pipeline per scheme: the shuffle order of epoch k is then
+        # the same for every scheme. (One shared dataset reshuffles on each
+        # new iterator, so a scheme's batches would depend on how many
+        # epochs the schemes before it ran.)
+        train_ds = dataset(train, True)
         model = build_model(
             scheme, tokenizer.vocabulary_size(), max_length=MAX_LENGTH
         )
