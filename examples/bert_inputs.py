@@ -19,6 +19,10 @@ import pathlib
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# tf_input first: importing it loads TensorFlow without its start-up lines.
+import tf_input  # noqa: E402, F401
+
+# isort: split
 import keras  # noqa: E402
 
 from tf_input.block import InputBlock  # noqa: E402

@@ -15,7 +15,9 @@ Llama 3.1's config), and prints:
 4. a check that scores still depend only on the distance at 100k positions.
 
 Run: python examples/long_context_rope.py [OUT.png | OUT_DIR]
-With an argument, it also draws the score curves (needs matplotlib).
+With an argument, it also draws the score curves and, next to them, the
+slow-down of each of the 64 pairs (point 1 as a picture; needs
+matplotlib).
 """
 
 import os

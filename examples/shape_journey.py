@@ -16,9 +16,12 @@ import os
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# tf_input first: importing it loads TensorFlow without its start-up lines.
+import tf_input  # noqa: E402
+
+# isort: split
 import keras  # noqa: E402
 
-import tf_input  # noqa: E402
 from tf_input.block import InputBlock  # noqa: E402
 from tf_input.trace import trace  # noqa: E402
 

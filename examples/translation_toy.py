@@ -16,20 +16,19 @@ import os
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# tf_input first: importing it loads TensorFlow without its start-up lines.
+import tf_input  # noqa: E402
+
+# isort: split
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
-import tf_input  # noqa: E402
 from tf_input.data import make_dataset  # noqa: E402
+from tf_input.tutorials import TRANSLATION_PAIRS  # noqa: E402
 
-PAIRS = [
-    ("I love deep learning", "我爱深度学习"),
-    ("The weather is nice today", "今天天气很好"),
-    ("She reads a book", "她在读书"),
-    ("We are learning Transformers", "我们在学习变换器"),
-    ("Good morning", "早上好"),
-]
+# The tutorial's five pairs (`tf-input demo` prints their collate_fn
+# batches in its step 0, `tf_input.tutorials.collate_batches`).
+PAIRS = list(TRANSLATION_PAIRS)
 DIM = 32
 
 
@@ -78,6 +77,18 @@ def main():
         add_special_tokens=False,
     )
     features, labels = next(iter(batches))
+    # The model reads the ids; its own layers mask padding id 0.
+    inputs = make_dataset(
+        PAIRS,
+        source,
+        target_tokenizer=target,
+        task="seq2seq",
+        batch_size=2,
+        batching="longest",
+        max_length=32,
+        add_special_tokens=False,
+        features=["encoder_token_ids", "decoder_token_ids"],
+    )
     print("The first batch, as the tutorial's collate_fn builds it:")
     for name, value in {**features, "labels": labels}.items():
         print(f"  {name:<22} {str(tuple(value.shape)):<8} {value.numpy()[0]}")
@@ -89,14 +100,6 @@ def main():
             from_logits=True, ignore_class=0
         ),
     )
-    inputs = batches.map(
-        lambda x, y: (
-            {k: x[k] for k in ("encoder_token_ids", "decoder_token_ids")},
-            y,
-        )
-    )
-    # Five pairs in batches of two: three batches (Keras likes to know).
-    inputs = inputs.apply(tf.data.experimental.assert_cardinality(3))
     model.fit(inputs, epochs=60, shuffle=False, verbose=0)
     print("\nAfter a few seconds of training (teacher forcing, argmax):")
     vocabulary = target.get_vocabulary()

@@ -504,3 +504,20 @@ def test_trains_under_mirrored_strategy_on_two_cpus():
     assert out["spec"] == ["padding_mask", "token_ids"]
     assert all(np.isfinite(out["loss"]))
     assert out["loss"][-1] < out["loss"][0]
+
+
+def test_rms_normalization_keeps_the_mask_without_a_warning():
+    # Keras warned that RMSNormalization "will destroy the mask
+    # information": it did not declare mask support. The block's mask is
+    # intact, and no warning is raised any more.
+    import warnings
+
+    block = InputBlock(V, D, normalization="rms")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x = block(np.array([[5, 7, 0]]))
+        nested = keras.Sequential([keras.Input((None,), dtype="int32"), block])
+        nested(np.array([[5, 0, 0]]))
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if "destroy the mask" in m], messages
+    np.testing.assert_array_equal(x._keras_mask, [[True, True, False]])

@@ -53,19 +53,33 @@ def test_plot_pe(tmp_path, capsys):
 def test_plot_rope_with_chosen_scalings(tmp_path):
     out = tmp_path / "rope.png"
     argv = ["plot", "rope", "--dim", "16", "--max-distance", "200"]
-    argv += ["--scaling", "none,llama3", "--original-length", "50", "--log"]
+    argv += ["--scaling", "none,llama3", "--original-length", "50"]
     figure = run(argv + ["-o", str(out)])
-    assert figure.axes[0].get_xscale() == "symlog"
+    assert figure.axes[0].get_xscale() == "symlog"  # the default
     labels = [line.get_label() for line in figure.axes[0].get_lines()]
-    assert labels == ["none", "llama3 (factor 4)", "original context (50)"]
+    assert labels == [
+        "_none (raw)",
+        "none",
+        "_llama3 (factor 4) (raw)",
+        "llama3 (factor 4)",
+        "original context (50)",
+    ]
     assert figure.axes[0].get_lines()[0].get_ydata()[0] == pytest.approx(1.0)
     assert_png(out)
+    linear = run(argv + ["--no-log", "--no-smooth", "-o", str(out)])
+    assert linear.axes[0].get_xscale() == "linear"
+    assert [line.get_label() for line in linear.axes[0].get_lines()] == [
+        "none",
+        "llama3 (factor 4)",
+        "original context (50)",
+    ]
 
 
 def test_plot_rope_defaults_to_all_scalings():
     args = parse(["plot", "rope", "-o", "x.png"])
     assert args.scaling == list(viz.ROPE_SCALINGS)
     assert (args.dim, args.max_distance, args.factor) == (128, 4096, 4.0)
+    assert args.log is True and args.smooth is True
 
 
 def test_plot_lengths_tokenizes_files(tmp_path, vocab, capsys):
@@ -118,6 +132,7 @@ def test_plot_lengths_errors(tmp_path, vocab):
         ["plot", "rope", "--scaling", ",", "-o", "x.png"],
         ["plot", "lengths", "a.txt", "--max-length", "-3", "-o", "x.png"],
         ["plot", "lengths", "a.txt", "-o", "x.png"],  # no --vocab
+        ["plot", "pe", "-o", "x.bmp2"],  # no such image format
         ["plot"],
     ],
 )
@@ -139,3 +154,35 @@ def test_bad_factor_is_a_clear_value_error(tmp_path):
     argv = ["plot", "rope", "--dim", "8", "--factor", "-2"]
     with pytest.raises(ValueError, match=r"`factor` must be .*factor=-2.0"):
         run(argv + ["-o", str(tmp_path / "r.png")])
+
+
+@pytest.mark.parametrize(
+    "name, signature",
+    [
+        ("pe.jpg", b"\xff\xd8\xff"),
+        ("pe.JPEG", b"\xff\xd8\xff"),
+        ("pe.svg", b"<?xml"),
+        ("pe.pdf", b"%PDF"),
+        ("pe", PNG_SIGNATURE),
+    ],
+)
+def test_output_format_follows_the_suffix(tmp_path, name, signature):
+    out = tmp_path / name
+    run(["plot", "pe", "--length", "8", "--dim", "4", "-o", str(out)])
+    assert out.read_bytes().startswith(signature)
+
+
+def test_unknown_image_suffix_names_the_formats(capsys):
+    with pytest.raises(SystemExit):
+        parse(["plot", "pe", "-o", "x.bmp2"])
+    err = capsys.readouterr().err
+    assert "argument -o/--output: must end in an image format" in err
+    assert ".png" in err and ".jpg" in err and "Received: 'x.bmp2'" in err
+
+
+def test_plot_lengths_log_axis(tmp_path, vocab):
+    first = tmp_path / "a.txt"
+    first.write_text("the cat sat\nthe dog\n", encoding="utf-8")
+    argv = ["plot", "lengths", str(first), "--vocab", str(vocab), "--log"]
+    figure = run(argv + ["-o", str(tmp_path / "l.png")])
+    assert figure.axes[0].get_yscale() == "log"

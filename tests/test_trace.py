@@ -104,3 +104,38 @@ def test_bad_arguments():
         trace("a", "vocab.txt", block)
     with pytest.raises(ValueError, match=r"`block` must be a tf_input Inp"):
         trace("a", tok, "block")
+
+
+def test_every_token_is_shown_and_long_rows_end_with_an_ellipsis():
+    # The demo's question: 9 tokens, all shown, EOS included.
+    question = "BOS NEGATIVE 30 subtract NEGATIVE 34 EOS"
+    tok = VocabularyTokenizer(split="whitespace_digits")
+    tok.adapt([question])
+    block = InputBlock(tok.vocabulary_size(), 8)
+    rows = trace(question, tok, block, print_fn=None)
+    tokens = "['BOS', 'NEGATIVE', '3', '0', 'subtract', 'NEGATIVE', '3', "
+    assert rows[1].sample() == tokens + "'4', 'EOS']"
+    ids = tok(question).numpy().tolist()
+    assert rows[2].sample() == str(ids)
+    assert rows[3].sample() == str(ids)  # [1, S]: the one row
+    # Longer than num_tokens: the first ones, then how many are left out.
+    assert rows[2].sample(num_tokens=4) == (
+        f"[{ids[0]}, {ids[1]}, {ids[2]}, {ids[3]}, … (5 more)]"
+    )
+
+
+def test_embedding_rows_say_which_position_and_features_are_shown():
+    tok = tokenizer(add_special_tokens=True)
+    block = InputBlock(tok.vocabulary_size(), 8)
+    rows = trace(TEXT, tok, block, print_fn=None, num_values=3)
+    embedding = rows[4]
+    want = embedding.value[0, 0, :3]
+    shown = embedding.sample(num_values=3)
+    assert shown.startswith("pos 0, features 0-2 of 8: [")
+    assert shown.endswith("] …")
+    numbers = [float(x) for x in shown.split("[")[1].split("]")[0].split()]
+    np.testing.assert_allclose(numbers, want, atol=1e-4)
+    # All the features fit: no ellipsis.
+    assert not embedding.sample(num_values=8).endswith("…")
+    printed = format_rows(rows, num_values=3)
+    assert "pos 0, features 0-2 of 8" in printed

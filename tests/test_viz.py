@@ -58,11 +58,44 @@ def test_sinusoidal_heatmap_matches_float64_formula(layout):
     axes = figure.axes[0]
     assert axes.get_xlabel() == "feature (embedding dimension)"
     assert axes.get_ylabel() == "position"
-    assert layout in axes.get_title()
+    assert layout in figure.get_suptitle()
     want = references.sinusoid(np.arange(96), 32, 500.0, layout)
     # float32 sin/cos of angles < 96 rad: measured error 1e-7.
     np.testing.assert_allclose(image_of(figure), want, rtol=0, atol=1e-6)
-    assert len(figure.axes) == 2  # the heatmap and its colour bar
+    # heatmap, sin/cos strip, line plot, colour bar
+    assert len(figure.axes) == 4
+    # The strip marks each column: 0 = sin, 1 = cos.
+    strip = image_of(figure, 1)[0]
+    if layout == "interleaved":
+        np.testing.assert_array_equal(strip, [0, 1] * 16)
+    else:
+        np.testing.assert_array_equal(strip, [0] * 16 + [1] * 16)
+    # The lines are sine columns of the encoding, against position.
+    lines = figure.axes[2].get_lines()
+    assert 2 <= len(lines) <= 4
+    for line in lines:
+        column = int(line.get_label().split(":")[0].split()[1])
+        is_sin = column % 2 == 0 if layout == "interleaved" else column < 16
+        assert is_sin and ": sin, wavelength" in line.get_label()
+        np.testing.assert_allclose(line.get_ydata(), want[:, column], atol=1e-6)
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(96))
+
+
+def test_sinusoid_columns_and_small_tables_are_labelled():
+    assert viz.sinusoid_columns(6) == (
+        ["sin", "cos", "sin", "cos", "sin", "cos"],
+        [0, 0, 1, 1, 2, 2],
+    )
+    figure = viz.plot_sinusoidal_encoding(8, 8)
+    texts = [t.get_text() for t in figure.axes[1].texts]
+    assert texts == ["sin0", "cos0", "sin1", "cos1"] + ["sin2", "cos2"] + [
+        "sin3",
+        "cos3",
+    ]
+    # Without lines: heatmap, strip and colour bar.
+    assert len(viz.plot_sinusoidal_encoding(8, 8, num_lines=0).axes) == 3
+    with pytest.raises(ValueError, match=r"`num_lines` must be .*=-1"):
+        viz.plot_sinusoidal_encoding(8, 8, num_lines=-1)
 
 
 def test_sinusoidal_heatmap_saves_png(tmp_path):
@@ -120,6 +153,31 @@ def test_similarity_of_array_with_max_positions(tmp_path):
         image_of(figure), numpy_cosine(table[:10]), atol=1e-12
     )
     assert_png(path)
+
+
+def test_similarity_labels_and_groups():
+    table = np.random.default_rng(1).normal(size=(9, 8))
+    parts = ["BOS", "sign", "tens", "units", "op", "sign", "tens", "units"]
+    figure = viz.plot_position_similarity(
+        table,
+        labels=parts + ["EOS"],
+        groups={"first operand": (2, 3), "second operand": (6, 7)},
+    )
+    axes = figure.axes[0]
+    ticks = [t.get_text() for t in axes.get_yticklabels()]
+    assert ticks[:3] == ["0 BOS", "1 sign", "2 tens"] and ticks[-1] == "8 EOS"
+    boxes = [(p.get_x(), p.get_y(), p.get_width()) for p in axes.patches]
+    assert boxes == [(1.5, 1.5, 2), (5.5, 5.5, 2)]
+    assert [t.get_text() for t in axes.texts] == [
+        "first operand",
+        "second operand",
+    ]
+    with pytest.raises(ValueError, match=r"`labels` must be .* 9 strings"):
+        viz.plot_position_similarity(table, labels=["a", "b"])
+    with pytest.raises(ValueError, match=r"`groups\['x'\]` must be"):
+        viz.plot_position_similarity(table, groups={"x": (3, 12)})
+    with pytest.raises(ValueError, match=r"`groups` must be None or a dict"):
+        viz.plot_position_similarity(table, groups=[(1, 2)])
 
 
 def test_cosine_similarity_of_zero_row_is_zero():
@@ -205,27 +263,101 @@ def test_rope_plot_has_one_curve_per_scaling(tmp_path):
     axes = figure.axes[0]
     assert axes.get_xlabel() == "relative distance m - n"
     assert axes.get_ylabel().startswith("score")
+    assert axes.get_xscale() == "symlog"  # log distance by default
     lines = {line.get_label(): line for line in axes.get_lines()}
-    assert list(lines) == [
+    names = [
         "none",
         "linear (factor 4)",
         "dynamic (factor 4)",
         "yarn (factor 4)",
         "llama3 (factor 8)",
-        "original context (64)",
     ]
-    none = lines["none"]
-    np.testing.assert_array_equal(none.get_xdata(), np.arange(301))
-    assert none.get_ydata()[0] == pytest.approx(1.0, abs=1e-6)
+    shown = [name for name in lines if not name.startswith("_")]
+    assert shown == names + ["original context (64)"]
+    raw = lines["_none (raw)"]
+    np.testing.assert_array_equal(raw.get_xdata(), np.arange(301))
+    assert raw.get_ydata()[0] == pytest.approx(1.0, abs=1e-6)
+    want = reference_scores(np.arange(301), 32)
+    np.testing.assert_allclose(raw.get_ydata(), want, atol=1e-5)
+    # The bold line is the local mean of the raw scores.
     np.testing.assert_allclose(
-        none.get_ydata(), reference_scores(np.arange(301), 32), atol=1e-5
+        lines["none"].get_ydata(), local_mean_reference(want), atol=1e-5
     )
     np.testing.assert_allclose(
-        lines["llama3 (factor 8)"].get_ydata(),
+        lines["_llama3 (factor 8) (raw)"].get_ydata(),
         reference_scores(np.arange(301), 32, LLAMA3),
         atol=1e-5,
     )
+    # The second panel: each scaling's slow-down of each of the 16 pairs.
+    pairs = {line.get_label(): line for line in figure.axes[1].get_lines()}
+    assert list(pairs) == names + ["_original context"]
+    plain = references.rope_frequencies(32, 10000.0, None)[0]
+    np.testing.assert_allclose(
+        pairs["none"].get_xdata(), 2 * np.pi / plain, rtol=1e-12
+    )
+    np.testing.assert_allclose(pairs["none"].get_ydata(), np.ones(16))
+    np.testing.assert_allclose(pairs["linear (factor 4)"].get_ydata(), 4.0)
+    llama = references.rope_frequencies(32, 10000.0, LLAMA3)[0]
+    np.testing.assert_allclose(
+        pairs["llama3 (factor 8)"].get_ydata(), plain / llama, rtol=1e-6
+    )
     assert_png(path)
+
+
+def local_mean_reference(values, ratio=1.25):
+    out = []
+    for m in range(len(values)):
+        low = math.floor(m / ratio)
+        high = min(math.ceil(m * ratio), len(values) - 1)
+        out.append(np.mean(values[low : high + 1]))
+    return np.array(out)
+
+
+def test_local_mean_matches_a_loop():
+    values = np.random.default_rng(0).normal(size=500)
+    for ratio in (1.1, 1.25, 2.0):
+        np.testing.assert_allclose(
+            viz.local_mean(values, ratio),
+            local_mean_reference(values, ratio),
+            atol=1e-12,
+        )
+    with pytest.raises(ValueError, match=r"`ratio` must be greater than 1"):
+        viz.local_mean(values, 1.0)
+    with pytest.raises(ValueError, match=r"`values` must be a non-empty"):
+        viz.local_mean([])
+
+
+def test_slowdown_factors_of_dynamic_scaling_grow_with_the_context():
+    scaling = viz.rope_scaling_preset(
+        "dynamic", factor=4.0, original_max_position_embeddings=64
+    )
+    _, inside = viz.slowdown_factors(16, scaling, length=64)
+    np.testing.assert_allclose(inside, 1.0, rtol=1e-6)
+    _, outside = viz.slowdown_factors(16, scaling, length=1000)
+    frequencies, _ = references.rope_frequencies(
+        16, 10000.0, scaling, length=1000
+    )
+    plain = references.rope_frequencies(16, 10000.0, None)[0]
+    np.testing.assert_allclose(outside, plain / frequencies, rtol=1e-5)
+    assert outside[0] == pytest.approx(1.0) and np.all(np.diff(outside) > 0)
+
+
+def test_rope_plot_without_smoothing_or_pairs():
+    figure = viz.plot_rope_scores(
+        8,
+        40,
+        scalings=["none"],
+        log_distance=False,
+        smooth=False,
+        show_pairs=False,
+        original_max_position_embeddings=64,
+    )
+    assert len(figure.axes) == 1
+    assert figure.axes[0].get_xscale() == "linear"
+    [line] = figure.axes[0].get_lines()
+    np.testing.assert_allclose(
+        line.get_ydata(), reference_scores(np.arange(41), 8), atol=1e-5
+    )
 
 
 def test_rope_scores_in_chunks_equal_one_call(monkeypatch):
@@ -343,18 +475,64 @@ def test_length_plot_data_labels_and_png(tmp_path):
     histogram, bars = figure.axes
     assert histogram.get_xlabel() == "tokens per example"
     assert histogram.get_ylabel() == "examples"
+    # One bar per length 1..8, centred on the integer.
     counts = [patch.get_height() for patch in histogram.patches]
-    want, _ = np.histogram(HAND_LENGTHS, bins=8)
-    np.testing.assert_array_equal(counts, want)
+    np.testing.assert_array_equal(counts, [2, 2, 0, 0, 0, 0, 1, 1])
+    lefts = [patch.get_x() for patch in histogram.patches]
+    np.testing.assert_allclose(lefts, np.arange(1, 9) - 0.5)
     labels = [t.get_text() for t in bars.get_xticklabels()]
     assert labels == list(viz.BATCHINGS)
     heights = [patch.get_height() for patch in bars.patches]
     np.testing.assert_allclose(heights, [HAND[m] for m in viz.BATCHINGS])
     notes = [t.get_text() for t in bars.texts]
     assert notes[0] == "87.5%\n(model)"
+    # pack's model is the ideal (all tokens end to end): a bound, hatched.
+    assert notes[3] == "65.6%\n(ideal bound)"
+    assert bars.patches[3].get_hatch() == "//"
+    assert bars.patches[0].get_hatch() is None
+    # A boundary b holds lengths <= b: its line runs between b and b + 1.
     lines = {line.get_label(): line.get_xdata()[0] for line in histogram.lines}
-    assert lines == {"bucket boundaries": 2, "max_length": 8}
+    assert lines == {"bucket boundaries": 2.5, "max_length": 8.5}
     assert_png(path)
+
+
+def test_integer_bins():
+    np.testing.assert_array_equal(
+        viz.integer_bins([9, 9, 9], max_length=16), [8.5, 9.5]
+    )
+    # Wider bins keep max_length + 0.5 as an edge.
+    edges = viz.integer_bins(np.arange(3, 400), max_length=128, bins=50)
+    width = edges[1] - edges[0]
+    assert width == 8 and float(width).is_integer()
+    assert 128.5 in edges and edges[0] <= 2.5 and edges[-1] >= 399.5
+    assert len(edges) - 1 <= 51
+
+
+def test_length_plot_fits_the_data_and_marks_the_truncated_tail():
+    # Short data, long max_length: the axis follows the data.
+    short = viz.plot_lengths([3, 5, 25, 9], batch_size=2, max_length=128)
+    low, high = short.axes[0].get_xlim()
+    assert low < 3 and 25 < high < 30
+    assert "max_length=128: longer than all of them" in (
+        short.axes[0].get_xlabel()
+    )
+    # One length only (the demo's 9 tokens): one visible bar of width 1.
+    demo = viz.plot_lengths([9] * 50, batch_size=4, max_length=16)
+    [bar] = demo.axes[0].patches
+    assert (bar.get_x(), bar.get_width(), bar.get_height()) == (8.5, 1, 50)
+    low, high = demo.axes[0].get_xlim()
+    assert low < 8.5 and high > 9.5
+    # A tail over max_length: red bars, counted in the legend, log axis.
+    lengths = [4] * 100 + [10, 12, 40]
+    figure = viz.plot_lengths(lengths, batch_size=4, max_length=8, log=True)
+    histogram = figure.axes[0]
+    assert histogram.get_yscale() == "log"
+    red = [p for p in histogram.patches if p.get_facecolor()[0] > 0.8]
+    assert sum(p.get_height() for p in red) == 3
+    legend = [t.get_text() for t in histogram.get_legend().get_texts()]
+    assert "3 over max_length (truncated; pack splits)" in legend
+    with pytest.raises(ValueError, match=r"`log` must be True or False"):
+        viz.plot_lengths([1], batch_size=1, max_length=2, log="yes")
 
 
 def test_length_plot_takes_measured_efficiencies():
@@ -370,6 +548,11 @@ def test_length_plot_takes_measured_efficiencies():
     assert heights[:2] == pytest.approx([HAND["longest"], HAND["max_length"]])
     notes = [t.get_text() for t in figure.axes[1].texts]
     assert notes[2:] == ["50.0%\n(measured)", "25.0%\n(measured)"]
+    # Measured bars are drawn in another colour than modelled ones.
+    colours = [patch.get_facecolor() for patch in figure.axes[1].patches]
+    assert colours[0] == colours[1] != colours[2] == colours[3]
+    legend = figure.axes[1].get_legend().get_texts()
+    assert [t.get_text() for t in legend] == ["model (exact)", "measured"]
 
 
 def test_model_agrees_with_pipeline_stats():
@@ -452,3 +635,90 @@ def test_length_plot_rejects_bad_efficiencies(efficiencies):
         viz.plot_lengths(
             [1, 2], batch_size=2, max_length=8, efficiencies=efficiencies
         )
+
+
+# --- Packed batches and training curves ---------------------------------------
+
+
+def test_packed_batch_shows_segments_and_the_block_diagonal_mask(tmp_path):
+    from tf_input.data import make_dataset
+    from tf_input.data import segment_attention_mask
+
+    lines = ["a b c", "d e", "f g h i", "j", "k l m"]
+    tokenizer = tf_input.VocabularyTokenizer()
+    tokenizer.adapt(lines)
+    dataset = make_dataset(
+        lines, tokenizer, batch_size=2, max_length=8, batching="pack"
+    )
+    features, _ = next(iter(dataset))
+    features = {name: value.numpy() for name, value in features.items()}
+    path = tmp_path / "packed.png"
+    figure = viz.plot_packed_batch(features, row=1, path=path)
+    segments = features["example_ids"]
+    np.testing.assert_array_equal(image_of(figure, 0), segments)
+    # Each cell shows its position, restarting in every segment.
+    shown = [int(t.get_text()) for t in figure.axes[0].texts]
+    assert shown == features["positions"][segments > 0].tolist()
+    mask = segment_attention_mask(segments, causal=True).numpy()[1]
+    want = np.where(mask, segments[1][:, None], 0)
+    np.testing.assert_array_equal(image_of(figure, 1), want)
+    # Block-diagonal and causal: nothing above the diagonal, no padding.
+    assert not np.triu(image_of(figure, 1), 1).any()
+    assert "Row 1" in figure.axes[1].get_title()
+    assert_png(path)
+    bidirectional = viz.plot_packed_batch(segments, causal=False)
+    full = segment_attention_mask(segments).numpy()[0]
+    np.testing.assert_array_equal(image_of(bidirectional, 1) > 0, full)
+
+
+@pytest.mark.parametrize(
+    "segment_ids, kwargs, match",
+    [
+        ([[1.0, 2.0]], {}, r"`example_ids` must be a non-empty int array"),
+        ([[1, -1]], {}, r"`example_ids` must be"),
+        ({"token_ids": [[1]]}, {}, r"must hold the key 'example_ids'"),
+        ([[1, 1], [2, 0]], {"row": 2}, r"`row` must be an integer in \[0, 2\)"),
+    ],
+)
+def test_packed_batch_rejects_bad_arguments(segment_ids, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        viz.plot_packed_batch(segment_ids, **kwargs)
+
+
+def test_accuracy_curves(tmp_path):
+    history = {"none": [0.05, 0.06, 0.07], "rope": [0.1, 0.8, 0.99]}
+    path = tmp_path / "accuracy.png"
+    figure = viz.plot_accuracy(history, target=0.95, path=path)
+    axes = figure.axes[0]
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    assert list(lines) == ["none (7.0%)", "rope (99.0%)", "target 95%"]
+    np.testing.assert_array_equal(lines["rope (99.0%)"].get_xdata(), [1, 2, 3])
+    np.testing.assert_array_equal(
+        lines["rope (99.0%)"].get_ydata(), [0.1, 0.8, 0.99]
+    )
+    assert (axes.get_xlabel(), axes.get_ylabel()) == ("epoch", "accuracy")
+    assert_png(path)
+    for bad in ({}, {"x": []}, {"x": [1.5]}, [0.5]):
+        with pytest.raises(ValueError, match=r"`history"):
+            viz.plot_accuracy(bad)
+
+
+@pytest.mark.parametrize(
+    "name, signature",
+    [
+        ("a.png", PNG_SIGNATURE),
+        ("a.jpg", b"\xff\xd8\xff"),
+        ("a", PNG_SIGNATURE),
+    ],
+)
+def test_saved_format_follows_the_suffix(tmp_path, name, signature):
+    viz.plot_accuracy({"x": [0.5]}, path=tmp_path / name)
+    assert (tmp_path / name).read_bytes().startswith(signature)
+
+
+def test_unknown_suffix_is_an_error_naming_the_formats(tmp_path):
+    with pytest.raises(
+        ValueError, match=r"`path` must end in .*\.png.*x\.bmp2"
+    ):
+        viz.plot_accuracy({"x": [0.5]}, path=tmp_path / "x.bmp2")
+    assert not (tmp_path / "x.bmp2").exists()

@@ -10,6 +10,10 @@ import os
 # the TensorFlow backend. Respect an explicit choice, and fail clearly below.
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+from tf_input import _quiet  # noqa: E402
+
+_quiet.load_tensorflow()  # without its start-up chatter on stderr
+
 import keras  # noqa: E402
 
 if keras.backend.backend() != "tensorflow":

@@ -321,6 +321,11 @@ class InputBlock(keras.Model):
             norm = keras.layers.RMSNormalization(
                 epsilon=LAYER_NORM_EPSILON, dtype=dtype, name="normalization"
             )
+            # Keras 3.15's RMSNormalization does not declare mask support
+            # (LayerNormalization does), so Keras warned that it "will
+            # destroy the mask information". It normalises each token on
+            # its own, so the padding mask passes through unchanged.
+            norm.supports_masking = True
         dropout_layer = None
         if dropout > 0:
             dropout_layer = keras.layers.Dropout(

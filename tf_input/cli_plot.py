@@ -4,6 +4,9 @@ tf-input plot pe --length 128 --dim 64 -o pe.png
 tf-input plot rope --dim 128 --max-distance 8192 --scaling none,llama3 -o r.png
 tf-input plot lengths corpus.txt --vocab vocab.txt --max-length 128 -o l.png
 
+The image format follows the suffix of `-o` (`.png`, `.jpg`, `.svg`,
+`.pdf`, ...); an unknown suffix is an error.
+
 `add_plot_parser(subparsers)` adds the sub-command to the `tf-input` parser
 (`tf_input.cli.build_parser`); each command stores its handler as `run`.
 """
@@ -37,6 +40,19 @@ def _positive_even_int(text):
             f"must be even (sine/cosine or rotated pairs), got {text!r}"
         )
     return value
+
+
+def _image_path(text):
+    from tf_input import viz
+
+    try:
+        viz.image_format(text)
+    except ValueError as error:
+        message = str(error).replace("`path` must", "must")
+        raise argparse.ArgumentTypeError(
+            message.replace("Received: path=", "Received: ")
+        ) from None
+    return text
 
 
 def _scalings(text):
@@ -80,6 +96,7 @@ def _cmd_plot_rope(args):
         original_max_position_embeddings=args.original_length,
         max_wavelength=args.max_wavelength,
         log_distance=args.log,
+        smooth=args.smooth,
         path=args.output,
     )
     print(
@@ -142,6 +159,7 @@ def _cmd_plot_lengths(args):
         max_length=args.max_length,
         num_buckets=args.num_buckets,
         bins=args.bins,
+        log=args.log,
         path=args.output,
     )
     efficiencies = viz.padding_efficiencies(
@@ -158,7 +176,10 @@ def _cmd_plot_lengths(args):
     )
     print("padding efficiency (NumPy model, see tf_input.viz):")
     for mode, value in efficiencies.items():
-        print(f"  {mode:<10}  {value:.1%}")
+        note = (
+            "  (ideal bound: all tokens end to end)" if mode == "pack" else ""
+        )
+        print(f"  {mode:<10}  {value:.1%}{note}")
     print(f"Wrote {args.output}")
     return figure
 
@@ -177,44 +198,82 @@ def add_plot_parser(subparsers):
         "plot",
         help="draw position encodings, RoPE scores or length histograms "
         "(needs matplotlib)",
+        description="Draw one of the tf_input.viz pictures into an image "
+        "file (format from the suffix of -o).",
     )
-    commands = plot.add_subparsers(dest="plot_command", required=True)
+    commands = plot.add_subparsers(
+        dest="plot_command", required=True, metavar="PICTURE"
+    )
 
     def output(command):
         command.add_argument(
-            "-o", "--output", required=True, help="PNG file to write"
+            "-o",
+            "--output",
+            required=True,
+            type=_image_path,
+            help="image file to write; the suffix sets the format "
+            "(.png, .jpg, .svg, .pdf, ...)",
         )
 
-    pe = commands.add_parser("pe", help="sinusoidal position encoding heatmap")
-    pe.add_argument("--length", type=_positive_int, default=128)
+    pe = commands.add_parser(
+        "pe",
+        help="sinusoidal position encoding heatmap",
+        description="The sinusoidal position encoding as a heatmap (sin and "
+        "cos columns marked) next to a few of its columns against position.",
+    )
+    pe.add_argument(
+        "--length",
+        type=_positive_int,
+        default=128,
+        help="number of positions (rows)",
+    )
     pe.add_argument(
         "--dim",
         type=_positive_even_int,
         default=64,
-        help="embedding_dim (even)",
+        help="embedding_dim D, the number of features (even)",
     )
-    pe.add_argument("--max-wavelength", type=float, default=10_000.0)
     pe.add_argument(
-        "--layout", choices=("interleaved", "concat"), default="interleaved"
+        "--max-wavelength",
+        type=float,
+        default=10_000.0,
+        help="the sinusoid base (10000 in the paper)",
+    )
+    pe.add_argument(
+        "--layout",
+        choices=("interleaved", "concat"),
+        default="interleaved",
+        help="interleaved: sin, cos, sin, ... (the paper); concat: all sines "
+        "then all cosines (tensor2tensor)",
     )
     output(pe)
-    pe.set_defaults(run=_cmd_plot_pe)
+    pe.set_defaults(run=_cmd_plot_pe, flag_names={"embedding_dim": "--dim"})
 
     rope = commands.add_parser(
-        "rope", help="RoPE query-key score vs relative distance"
+        "rope",
+        help="RoPE query-key score vs relative distance",
+        description="RoPE's query-key score against relative distance, one "
+        "curve per scaling, and how much each scaling slows each rotary "
+        "pair.",
     )
     rope.add_argument(
         "--dim",
         type=_positive_even_int,
         default=128,
-        help="head_dim (even)",
+        help="head_dim, the rotated dimension (even)",
     )
-    rope.add_argument("--max-distance", type=_positive_int, default=4096)
+    rope.add_argument(
+        "--max-distance",
+        type=_positive_int,
+        default=4096,
+        help="largest relative distance drawn",
+    )
     rope.add_argument(
         "--scaling",
         type=_scalings,
         default=["none", "linear", "dynamic", "yarn", "llama3"],
-        help="comma-separated: none,linear,dynamic,yarn,llama3 (default: all)",
+        help="comma-separated scalings to draw, among "
+        "none,linear,dynamic,yarn,llama3",
     )
     rope.add_argument(
         "--factor", type=float, default=4.0, help="scaling factor"
@@ -227,16 +286,42 @@ def add_plot_parser(subparsers):
         default=1024,
         help="the trained context (original_max_position_embeddings)",
     )
-    rope.add_argument("--max-wavelength", type=float, default=10_000.0)
     rope.add_argument(
-        "--log", action="store_true", help="logarithmic distance axis"
+        "--max-wavelength",
+        type=float,
+        default=10_000.0,
+        help="the RoPE base (rope_theta)",
+    )
+    rope.add_argument(
+        "--log",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="logarithmic distance axis (--no-log: linear)",
+    )
+    rope.add_argument(
+        "--smooth",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="draw each curve's local mean over its faint raw scores",
     )
     output(rope)
-    rope.set_defaults(run=_cmd_plot_rope)
+    rope.set_defaults(
+        run=_cmd_plot_rope,
+        flag_names={
+            "head_dim": "--dim",
+            "original_max_position_embeddings": "--original-length",
+            "scalings": "--scaling",
+            "rope_type": "--scaling",
+            "log_distance": "--log",
+        },
+    )
 
     lengths = commands.add_parser(
         "lengths",
         help="token length histogram and padding efficiency per batching",
+        description="Tokenize every non-empty line of FILES and draw the "
+        "histogram of their lengths and the padding efficiency of each "
+        "batching mode of make_dataset.",
     )
     lengths.add_argument(
         "files", nargs="+", help="text files, one example a line"
@@ -247,22 +332,46 @@ def add_plot_parser(subparsers):
         help="vocab.txt (WordPiece), vocab.json (BPE), *.model "
         "(SentencePiece), or a folder holding one",
     )
-    lengths.add_argument("--merges", help="merges.txt for BPE")
+    lengths.add_argument(
+        "--merges", help="merges.txt for BPE (default: beside vocab.json)"
+    )
     lengths.add_argument(
         "--cased", action="store_true", help="WordPiece: keep case"
     )
-    lengths.add_argument("--batch-size", type=_positive_int, default=32)
-    lengths.add_argument("--max-length", type=_positive_int, default=512)
-    lengths.add_argument("--num-buckets", type=_positive_int, default=8)
+    lengths.add_argument(
+        "--batch-size", type=_positive_int, default=32, help="rows per batch"
+    )
+    lengths.add_argument(
+        "--max-length",
+        type=_positive_int,
+        default=512,
+        help="truncation length (the packed row length for pack)",
+    )
+    lengths.add_argument(
+        "--num-buckets",
+        type=_positive_int,
+        default=8,
+        help="most buckets for bucket batching",
+    )
     lengths.add_argument(
         "--special-tokens",
         type=int,
         default=2,
         choices=(0, 1, 2),
-        help="special tokens added to each example (default 2: start and "
-        "end, as make_dataset adds)",
+        help="special tokens added to each example (2: start and end, as "
+        "make_dataset adds)",
     )
-    lengths.add_argument("--bins", type=_positive_int, default=50)
+    lengths.add_argument(
+        "--bins",
+        type=_positive_int,
+        default=50,
+        help="most histogram bins (each bin holds whole lengths)",
+    )
+    lengths.add_argument(
+        "--log",
+        action="store_true",
+        help="logarithmic count axis, to see a long thin tail",
+    )
     output(lengths)
     lengths.set_defaults(run=_cmd_plot_lengths)
     return plot

@@ -29,14 +29,43 @@ class TraceRow:
     value: np.ndarray
     note: str = ""
 
-    def sample(self, count=6):
-        """The first `count` values, flattened, as a short string."""
-        flat = np.asarray(self.value).reshape(-1)[:count]
-        if flat.dtype.kind == "f":
-            return np.array2string(
-                flat.astype("float32"), precision=4, suppress_small=True
+    def sample(self, num_values=6, num_tokens=16):
+        """The values shown for this step, as a short string.
+
+        A string or a sequence (`[S]`, or `[1, S]`: a batch of one) shows
+        its items, all of them up to `num_tokens`, then `…` and how many
+        more there are. A `[B, S, D]` tensor shows the first `num_values`
+        features of the first token, and says so: `pos 0, features 0-5 of
+        8: [...] …`.
+        """
+        value = np.asarray(self.value)
+        if value.ndim == 3:
+            row = value[0, 0, :num_values]
+            last = row.size - 1
+            shown = _format_numbers(row)
+            more = " …" if value.shape[-1] > num_values else ""
+            return (
+                f"pos 0, features 0-{last} of {value.shape[-1]}: {shown}{more}"
             )
-        return str(flat.tolist())
+        if value.ndim == 2 and value.shape[0] == 1:
+            value = value[0]
+        flat = value.reshape(-1)
+        items = ", ".join(_format_item(x) for x in flat[:num_tokens].tolist())
+        if flat.size > num_tokens:
+            items += f", … ({flat.size - num_tokens} more)"
+        return f"[{items}]"
+
+
+def _format_numbers(values):
+    return np.array2string(
+        np.asarray(values, "float32"), precision=4, suppress_small=True
+    )
+
+
+def _format_item(item):
+    if isinstance(item, float):
+        return f"{item:.4g}"
+    return repr(item) if isinstance(item, str) else str(item)
 
 
 def _row(step, value, note=""):
@@ -55,13 +84,17 @@ def _row(step, value, note=""):
     )
 
 
-def trace(text, tokenizer, block, *, print_fn=print, num_values=6):
+def trace(
+    text, tokenizer, block, *, print_fn=print, num_values=6, num_tokens=16
+):
     """Prints the journey of one text through `tokenizer` and `block`.
 
     The way the tutorials draw it: raw string -> tokens -> ids `[S]` ->
     batch `[1, S]` -> token embedding `[1, S, D]` (x sqrt(D)) -> (+ segment
     embedding) -> + position -> (normalization) -> output. Each step shows
-    its shape, dtype and first values. The block runs in inference mode
+    its shape, dtype and values: every token and id (up to `num_tokens`,
+    then `…`), and for `[B, S, D]` tensors the first `num_values` features
+    of position 0, labelled as such. The block runs in inference mode
     (no dropout); a `segment_ids` input gets zeros and a `positions` input
     `0..S-1`.
 
@@ -72,7 +105,10 @@ def trace(text, tokenizer, block, *, print_fn=print, num_values=6):
         block: a `tf_input.block.InputBlock`.
         print_fn: callable or None. Where the table goes; None prints
             nothing. Defaults to `print`.
-        num_values: int. Values shown per step. Defaults to `6`.
+        num_values: int. Features shown for each `[B, S, D]` step (those
+            of position 0). Defaults to `6`.
+        num_tokens: int. Tokens and ids shown before `…`. Defaults to
+            `16`.
 
     Returns:
         list of `TraceRow`, the printed rows, each with the whole value.
@@ -161,19 +197,19 @@ def trace(text, tokenizer, block, *, print_fn=print, num_values=6):
         note += f"; padding mask {mask.numpy().astype(int).tolist()}"
     rows.append(_row("output [B, S, D]", output, note))
     if print_fn is not None:
-        print_fn(format_rows(rows, num_values))
+        print_fn(format_rows(rows, num_values, num_tokens))
     return rows
 
 
-def format_rows(rows, num_values=6):
-    """The rows as the printed table (a str)."""
-    lines = [f"{'step':<28} {'shape':<14} {'dtype':<8} first values"]
+def format_rows(rows, num_values=6, num_tokens=16):
+    """The rows as the printed table (a str); see `TraceRow.sample`."""
+    lines = [f"{'step':<28} {'shape':<14} {'dtype':<8} values"]
     lines.append("-" * 80)
     for row in rows:
         shape = "[" + ", ".join(str(n) for n in row.shape) + "]"
         lines.append(
             f"{row.step:<28} {shape:<14} {row.dtype:<8} "
-            f"{row.sample(num_values)}"
+            f"{row.sample(num_values, num_tokens)}"
         )
         if row.note:
             lines.append(f"{'':<28} {row.note}")
