@@ -18,7 +18,9 @@ from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
 from tf_input.data import batching as batching_module
-from tf_input.data import packing
+from tf_input.data.efficiency import BATCHINGS
+from tf_input.data.efficiency import check_bucket_boundaries
+from tf_input.data.efficiency import choose_boundaries
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
 from tf_input.data.rows import TASKS
@@ -28,7 +30,6 @@ from tf_input.data.rows import check_tokenizer
 from tf_input.data.sources import as_dataset
 
 AUTOTUNE = tf.data.AUTOTUNE
-BATCHINGS = ("longest", "max_length", "bucket", "pack")
 DEFAULT_SHUFFLE_BUFFER = 10_000
 DATA_SERVICE_MODES = ("parallel_epochs", "distributed_epoch")
 
@@ -75,31 +76,6 @@ def _check_shard(shard):
         "`shard` must be None or `(num_shards, index)` with "
         f"0 <= index < num_shards. Received: shard={shard!r}."
     )
-
-
-def check_bucket_boundaries(boundaries, max_length):
-    """`boundaries` as a list ending at `max_length`; None stays None."""
-    if boundaries is None:
-        return None
-    values = list(boundaries)
-    if (
-        not values
-        or any(
-            isinstance(b, bool) or not isinstance(b, numbers.Integral)
-            for b in values
-        )
-        or any(b < 1 or b > max_length for b in values)
-        or values != sorted(set(values))
-    ):
-        raise ValueError(
-            "`bucket_boundaries` must be increasing integers in "
-            f"[1, max_length={max_length}]. "
-            f"Received: bucket_boundaries={boundaries!r}."
-        )
-    values = [int(b) for b in values]
-    if values[-1] != max_length:
-        values.append(max_length)
-    return values
 
 
 def make_dataset(
@@ -380,7 +356,7 @@ def make_dataset(
     if batching == "bucket":
         boundaries = bucket_boundaries
         if boundaries is None:
-            boundaries = packing.choose_boundaries(
+            boundaries = choose_boundaries(
                 batching_module.sample_lengths(
                     lines, plan, sample_size, chunk_size
                 ),
