@@ -457,6 +457,8 @@ def make_dataset(
     sample_size=10_000,
     chunk_size=None,
     data_service=None,
+    encoding="utf-8",
+    errors="strict",
 ) -> tf.data.Dataset:
     """Turns raw text into padded, bucketed or packed batches for `fit`.
 
@@ -566,6 +568,19 @@ def make_dataset(
             (e.g. `"grpc://host:5050"`): the pipeline then runs on its
             workers (`processing_mode="parallel_epochs"`). Defaults to
             `None`.
+        encoding: str, the encoding of file sources: `"utf-8"` (a UTF-8
+            byte-order mark at the start of a file is dropped; so
+            `"utf-8-sig"` is the same) or `"latin-1"`, decoded in the
+            graph. A file with a UTF-16 or UTF-32 byte-order mark (or that
+            looks like UTF-16/32 without one) is a `ValueError` naming it.
+            Line ends are universal newlines (`\n`, `\r\n`, a lone
+            `\r`). Defaults to `"utf-8"`.
+        errors: str, `"strict"` or `"replace"`, for file sources. Strict:
+            a line that is not valid UTF-8 stops the pipeline with an
+            `InvalidArgumentError` naming the file and the line number;
+            `"replace"` reads undecodable bytes as U+FFFD instead. Texts
+            given directly (lists, datasets) are never checked: the
+            tokenizers replace invalid UTF-8. Defaults to `"strict"`.
 
     Returns:
         A `tf.data.Dataset` of `(features, labels)`, prefetched.
@@ -628,7 +643,7 @@ def make_dataset(
             f"Received: target_tokenizer with task={task!r}."
         )
 
-    lines, is_pairs = as_dataset(source, deterministic)
+    lines, is_pairs = as_dataset(source, deterministic, encoding, errors)
     labels_dtype = None
     if is_pairs:
         second = lines.element_spec[1].dtype
