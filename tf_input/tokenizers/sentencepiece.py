@@ -253,10 +253,12 @@ def _charsmap_facts(blob, is_bad):
 
     The rules are a Darts-clone double array (a DAG that shares suffixes)
     from key bytes to an offset into a block of NUL-terminated replacement
-    strings. Returns `(first, single, unsafe, after_space)`: the first
+    strings. Returns `(first, single, unsafe, after_space, spaced)`: the first
     characters of all keys, the characters that are keys on their own, the
     first characters of keys whose replacement satisfies `is_bad(text)`,
-    and the second characters of keys that start with a space.
+    the second characters of keys that start with a space, and the
+    characters that are keys on their own with a space in their
+    replacement.
     """
     if len(blob) < 4:
         raise _ProtoError("precompiled_charsmap is shorter than 4 bytes")
@@ -315,7 +317,17 @@ def _charsmap_facts(blob, is_bad):
     for c, node in firsts:
         if c == " ":
             after_space |= {c2 for c2, _ in _first_chars(children, node)}
-    return {c for c, _ in firsts}, single, unsafe, after_space
+    spaced = {
+        c
+        for c, node in firsts
+        if node in values and " " in _replacement(strings, values[node])
+    }
+    return {c for c, _ in firsts}, single, unsafe, after_space, spaced
+
+
+def _replacement(strings, value):
+    end = strings.find(b"\0", value)
+    return strings[value:end].decode("utf-8", "replace")
 
 
 def _char_class(codepoints):
@@ -411,11 +423,10 @@ class _UnigramPlan:
                 for c in text
             )
 
-        first_keys, single_keys, unsafe, after_space = (set(),) * 4
+        first_keys, single_keys, unsafe, after_space, spaced = (set(),) * 5
         if model.charsmap:
-            first_keys, single_keys, unsafe, after_space = _charsmap_facts(
-                model.charsmap, is_bad
-            )
+            facts = _charsmap_facts(model.charsmap, is_bad)
+            first_keys, single_keys, unsafe, after_space, spaced = facts
         unsafe = {ord(c) for c in unsafe | after_space | {self.placeholder}}
         # RE2 reads invalid UTF-8 as U+FFFD or as a surrogate: such lines
         # (and a literal U+FFFD) take the second route, whose normalizer
@@ -453,6 +464,13 @@ class _UnigramPlan:
             }
             ruled |= set(range(0xD800, 0xE000))
             self.plain_pattern = f"[^{_char_class(ruled)}]*"
+        # What ends a run of unknown pieces for the library op: a space, or
+        # a character the rules turn into one (see `_LONG_RUN`).
+        self.run_break_pattern = None
+        if spaced:
+            self.run_break_pattern = (
+                f"[{_char_class({ord(c) for c in spaced})}]"
+            )
         keep = b"" if model.charsmap else _bytes_field(2, _EMPTY_CHARSMAP)
         plain = b"".join(
             [
@@ -799,6 +817,7 @@ class SentencePieceTokenizer(Tokenizer):
         self._fast_plain = tf.constant(np.frombuffer(plan.fast_plain, np.uint8))
         self._library_proto = self._normalizer_proto(model)
         self._plain_pattern = plan.plain_pattern
+        self._run_break_pattern = plan.run_break_pattern
         self._byte_normalizer = self._normalizer_proto(model, True)
         if self._byte_normalizer is not None:
             proto, texts = self._byte_normalizer
@@ -918,15 +937,21 @@ class SentencePieceTokenizer(Tokenizer):
 
         0. no character a normalization rule (or a user-defined piece)
            starts with, valid UTF-8: the whitespace rules alone, by regex;
-        1. a space-free run under `_LONG_RUN` bytes: the library op with
-           the merging character model, as before;
+        1. runs under `_LONG_RUN` bytes between spaces (or characters the
+           rules turn into spaces): the library op with the merging
+           character model, as before;
         2. longer runs: the library op with a byte-fallback model, which
            gives each byte a piece of its own (linear, ~3x slower than 1
            on ordinary text).
         """
         route = tf.ones_like(texts, tf.int32)
         if self._byte_normalizer is not None:
-            words = tf.strings.split(texts, " ")
+            spaced = texts
+            if self._run_break_pattern is not None:
+                spaced = tf.strings.regex_replace(
+                    texts, self._run_break_pattern, " "
+                )
+            words = tf.strings.split(spaced, " ")
             longest = tf.reduce_max(tf.strings.length(words), axis=1)
             route = tf.where(longest >= _LONG_RUN, 2, route)
         if self._plain_pattern is not None:
