@@ -573,8 +573,8 @@ def make_dataset(
             `"utf-8-sig"` is the same) or `"latin-1"`, decoded in the
             graph. A file with a UTF-16 or UTF-32 byte-order mark (or that
             looks like UTF-16/32 without one) is a `ValueError` naming it.
-            Line ends are universal newlines (`\n`, `\r\n`, a lone
-            `\r`). Defaults to `"utf-8"`.
+            Line ends are universal newlines (`\\n`, `\\r\\n`, a lone
+            `\\r`). Defaults to `"utf-8"`.
         errors: str, `"strict"` or `"replace"`, for file sources. Strict:
             a line that is not valid UTF-8 stops the pipeline with an
             `InvalidArgumentError` naming the file and the line number;

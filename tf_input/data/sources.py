@@ -19,12 +19,12 @@ not decode is an `InvalidArgumentError` naming the file and the line number
 when it is read. `encoding="latin-1"` (ISO-8859-1) decodes that encoding in
 the graph; `errors="replace"` turns undecodable bytes into U+FFFD instead.
 A UTF-8 byte-order mark at the start of a file is dropped. Line ends are
-Python's universal newlines: `\n`, `\r\n` and a lone `\r` each end a line.
+Python's universal newlines: `\\n`, `\\r\\n` and a lone `\\r` each end a line.
 Texts given directly (lists, datasets) are not checked: the tokenizers
 replace invalid UTF-8, as documented.
 
-`tf.data.TextLineDataset` cannot do this (it splits on `\n` and deletes
-every `\r`, which joins the lines of a CR-only file), so files are read in
+`tf.data.TextLineDataset` cannot do this (it splits on `\\n` and deletes
+every `\\r`, which joins the lines of a CR-only file), so files are read in
 chunks of `_CHUNK_BYTES` with `FixedLengthRecordDataset` and cut into lines
 by a `scan` that carries the unfinished line from chunk to chunk: one pass,
 memory bounded by the chunk and the longest line.
@@ -156,7 +156,7 @@ def _next_lines(state, data, path, encoding, errors):
     """One `scan` step: the lines a chunk completes, decoded and checked.
 
     `state` is `(unfinished, count)`: the text after the last line end so
-    far (plus a trailing `\r`, which may be half of a `\r\n`) and the
+    far (plus a trailing `\\r`, which may be half of a `\\r\\n`) and the
     number of lines already given. The final step (no bytes) gives the
     unfinished line, if any.
     """
