@@ -221,6 +221,8 @@ SECOND_ROUTE = [
     "\t" + "e\u0301ﬁ" * 1500 + " \t",
 ]
 SECOND_ROUTE_BYTES = [x.encode() for x in SECOND_ROUTE] + [
+    b"\xff" + "ＡＢ".encode() * 1400 + " x\ty".encode(),
+    b"\xff" + "e\u0301ﬁ日本".encode() * 600,
     b"\t\xff" * 2500,
     b"\xe3\x81 a\tb",
     bytes(random.Random(0).randrange(1, 256) for _ in range(6000)),
@@ -248,16 +250,18 @@ def test_second_route_lines_match_sentencepiece(name):
 
 
 @pytest.mark.parametrize(
-    "name, unit", [("unigram_identity", "\t"), ("unigram", "\u2581Ａ")]
+    "name, first, unit",
+    [("unigram_identity", b"", "\t"), ("unigram", b"\xff", "Ａ")],
 )
-def test_second_route_takes_linear_time(name, unit):
+def test_second_route_takes_linear_time(name, first, unit):
     # A loose check (the speed itself is measured in bench_hostile.py):
-    # tabs take the whitespace rules, full-width letters the byte-fallback
+    # tabs take the whitespace rules; full-width letters after an invalid
+    # byte (which sends the line to the second route) the byte-fallback
     # model. 4x the text must take well under 16x the time.
     tokenizer, _ = tokenizer_and_reference(name)
 
     def seconds(size):
-        text = tf.constant(unit * (size // len(unit.encode())))
+        text = tf.constant(first + unit.encode() * (size // len(unit.encode())))
         tokenizer(text)
         times = []
         for _ in range(3):
