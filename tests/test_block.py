@@ -287,6 +287,34 @@ def test_bad_inputs():
         InputBlock(V, 7)
 
 
+def test_wide_ids_are_checked_before_keras_casts_them_to_int32():
+    # Keras casts each input to its `keras.Input` dtype (int32): without a
+    # check an int64 id of 2**32 + 5 became the valid id 5.
+    block = InputBlock(
+        V, D, position="sinusoidal", num_segments=2, positions_input=True
+    )
+    ids = IDS.astype("int64")
+    wide = ids.copy()
+    wide[0, 1] = 2**32 + 5
+    inputs = {"token_ids": ids, "segment_ids": SEGMENTS, "positions": PACKED}
+    want = block(inputs).numpy()
+    np.testing.assert_array_equal(
+        block({**inputs, "positions": PACKED.astype("uint64")}).numpy(), want
+    )
+    message = r"`token_ids` outside the int32 range.*value:\W+4294967301"
+    with pytest.raises(ValueError, match=message):
+        block({**inputs, "token_ids": wide})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        tf.function(block)({**inputs, "token_ids": tf.constant(wide)})
+    got = tf.function(block, jit_compile=True)(
+        {**inputs, "token_ids": tf.constant(wide)}
+    ).numpy()
+    assert np.isnan(got[0, 1]).all()
+    np.testing.assert_allclose(got[1], want[1], atol=1e-5)
+    with pytest.raises(ValueError, match="`positions` outside the int32"):
+        block({**inputs, "positions": PACKED.astype("int64") + 2**31})
+
+
 # --- Config and saving -------------------------------------------------------
 def test_config_round_trip_and_registration():
     block = InputBlock(

@@ -4,10 +4,12 @@ Argument checkers run in `__init__` and return plain Python values, so that
 `get_config` stores exactly what was validated. Their messages follow one
 pattern: what is wrong, what was expected, `Received: name=value`.
 
-`checked_indices` guards a table lookup. TensorFlow's gather on CPU reports a
-raw `InvalidArgumentError`, on GPU returns zeros, and under XLA clamps the
-index to the last row (measured: id 1000 into a 100-row table returns row 99).
-None of those is acceptable, so every lookup in tf_input goes through it.
+`checked_indices` (`checked_range`) guards a table lookup. TensorFlow's
+gather on CPU reports a raw `InvalidArgumentError`, on GPU returns zeros, and
+under XLA clamps the index to the last row (measured: id 1000 into a 100-row
+table returns row 99). None of those is acceptable, so every lookup in
+tf_input goes through it. The check runs in the index's own dtype: a cast to
+int32 first would turn an int64 id of 2**32 + 5 into 5, a valid row.
 """
 
 from __future__ import annotations
@@ -102,40 +104,78 @@ def in_xla_context() -> bool:
     return bool(_control_flow_util.GraphOrParentsInXlaContext(graph))
 
 
-def checked_indices(indices, limit, message: str, details=(), what="index"):
-    """Validates integer `indices` against `[0, limit)` before a gather.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _check_dtype(dtype):
+    """A dtype that holds every value of integer `dtype` exactly.
+
+    The range check runs in it, before any cast: a cast to int32 first
+    would wrap an int64 id of 2**32 + 5 to 5, a valid row.
+    """
+    if dtype == tf.uint64:
+        return tf.uint64
+    if dtype in (tf.int64, tf.uint32):
+        return tf.int64
+    return tf.int32
+
+
+def checked_range(values, low, high, message, details=(), what="index"):
+    """Validates integer `values` against `[low, high)`, then casts to int32.
+
+    The comparison runs in the values' own dtype (int64 for uint32), never
+    after a cast, so a 64-bit value is never wrapped into range first. An
+    int32 input takes exactly the ops it always did.
 
     Args:
-        indices: integer tensor of any shape.
-        limit: int or scalar int tensor, the number of rows in the table.
+        values: integer tensor of any shape.
+        low: int or None, the smallest valid value (None: no lower bound).
+        high: int or scalar int tensor, one past the largest valid value;
+            `[low, high)` must lie within the int32 range, as every
+            caller's range does.
         message: str. What the caller is looking up, used as the error's
             first sentence, e.g. "TokenEmbedding got token ids outside
             [0, vocabulary_size=100)."
         details: sequence of `(label, scalar tensor)` pairs reported after
-            the offending indices, e.g. `[("input length", seq_len)]`.
-        what: str, what one index is called in the message ("id",
+            the offending values, e.g. `[("input length", seq_len)]`.
+        what: str, what one value is called in the message ("id",
             "position").
 
     Returns:
-        `(indices, valid)`: `indices` as int32, guarded by the check, and a
-        float32 tensor shaped like `indices` that is 1.0 where the index is
+        `(values, valid)`: `values` as int32, guarded by the check, and a
+        float32 tensor shaped like `values` that is 1.0 where the value is
         in range and NaN where it is not.
 
     Eager mode raises `ValueError` naming the smallest and largest offending
-    index. `tf.function` raises `InvalidArgumentError` with the same text.
+    value. `tf.function` raises `InvalidArgumentError` with the same text.
     XLA cannot raise at run time (it compiles the assert away), so there the
-    caller multiplies the gathered rows by `valid` (when `in_xla_context()`):
-    an out-of-range index gives a NaN row, which reaches the loss instead of
-    a silently clamped row. Elsewhere the check has already raised and the
-    multiply is skipped: measured, it made TokenEmbedding's forward+backward
-    1.43x keras-hub's instead of 0.93x (benchmarks/README.md).
+    caller multiplies what it computed from the values by `valid` (when
+    `in_xla_context()`): an out-of-range value gives a NaN row, which
+    reaches the loss instead of a silently clamped or wrapped row.
+    Elsewhere the check has already raised and the multiply is skipped:
+    measured, it made TokenEmbedding's forward+backward 1.43x keras-hub's
+    instead of 0.93x (benchmarks/README.md).
     """
-    indices = tf.cast(indices, "int32")
-    limit = tf.cast(limit, "int32")
-    in_range = tf.logical_and(indices >= 0, indices < limit)
+    values = tf.convert_to_tensor(values)
+    dtype = _check_dtype(values.dtype)
+    wide = tf.cast(values, dtype)
+    in_range = None
+    if low is not None and (dtype != tf.uint64 or low > 0):
+        in_range = wide >= tf.cast(low, dtype)
+    if isinstance(high, int) and high > dtype.max:
+        pass  # every value of the dtype is below `high`
+    else:
+        below = wide < tf.cast(high, dtype)
+        in_range = below if in_range is None else in_range & below
+    if in_range is None:
+        in_range = tf.ones_like(wide, tf.bool)
     valid = tf.where(in_range, 1.0, float("nan"))
-    bad_min = tf.reduce_min(tf.where(in_range, tf.int32.max, indices))
-    bad_max = tf.reduce_max(tf.where(in_range, tf.int32.min, indices))
+    largest, smallest = (
+        tf.constant(dtype.max, dtype),
+        tf.constant(dtype.min, dtype),
+    )
+    bad_min = tf.reduce_min(tf.where(in_range, largest, wide))
+    bad_max = tf.reduce_max(tf.where(in_range, smallest, wide))
     all_valid = tf.reduce_all(in_range)
     if tf.executing_eagerly():
         if not bool(all_valid):
@@ -144,7 +184,7 @@ def checked_indices(indices, limit, message: str, details=(), what="index"):
                 f"{message} Smallest offending {what}: {int(bad_min)}, "
                 f"largest: {int(bad_max)}{extra}."
             )
-        return indices, valid
+        return tf.cast(values, "int32"), valid
     data = [
         message,
         f"Smallest offending {what}:",
@@ -156,7 +196,16 @@ def checked_indices(indices, limit, message: str, details=(), what="index"):
         data += [f"{label}:", value]
     check = tf.debugging.Assert(all_valid, data, summarize=1)
     with tf.control_dependencies([check]):
-        return tf.identity(indices), valid
+        return tf.identity(tf.cast(values, "int32")), valid
+
+
+def checked_indices(indices, limit, message: str, details=(), what="index"):
+    """Validates integer `indices` against `[0, limit)` before a gather.
+
+    `checked_range(indices, 0, limit, ...)`: see there. Returns the indices
+    as int32 and the float32 `valid` mask (1.0, or NaN out of range).
+    """
+    return checked_range(indices, 0, limit, message, details, what)
 
 
 def padding_mask_from_ids(token_ids, padding_id, layer_name):

@@ -5,11 +5,17 @@ from __future__ import annotations
 import numbers
 
 import keras
+import numpy as np
+import tensorflow as tf
 from keras import ops
 
+from tf_input._validation import INT32_MAX
+from tf_input._validation import INT32_MIN
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
+from tf_input._validation import checked_range
+from tf_input._validation import in_xla_context
 from tf_input._validation import padding_mask_from_ids
 from tf_input.layers.learned_pe import LearnedPE
 from tf_input.layers.rotary_embedding import RotaryEmbedding
@@ -407,6 +413,51 @@ class InputBlock(keras.Model):
         if self.padding_mask_input:
             names.append("padding_mask")
         return tuple(names)
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        # Keras casts each input to its `keras.Input` dtype (int32) before
+        # the layers see it, which would wrap an int64 id of 2**32 + 5 to
+        # the valid id 5: wider integer inputs are checked here first.
+        inputs, fits = self._narrowed(inputs)
+        outputs = super().call(inputs, training=training, mask=mask, **kwargs)
+        if fits is not None and in_xla_context():
+            # XLA cannot raise: such a row becomes NaN instead.
+            outputs = outputs * ops.cast(fits[..., None], outputs.dtype)
+        return outputs
+
+    def _narrowed(self, inputs):
+        """Inputs wider than int32 checked to fit int32, then cast.
+
+        Returns the inputs and None, or the float32 mask `[B, S]` that is
+        NaN where some input did not fit (see `checked_range`).
+        """
+        if isinstance(inputs, dict):
+            items = list(inputs.items())
+        elif isinstance(inputs, (list, tuple)):
+            items = list(zip(self.input_names, inputs))
+        else:
+            items = [("token_ids", inputs)]
+        fits, out = None, {}
+        for name, value in items:
+            dtype = getattr(value, "dtype", None)
+            if isinstance(value, (tf.Tensor, np.ndarray)) and tf.as_dtype(
+                dtype
+            ) in (tf.int64, tf.uint32, tf.uint64):
+                value, valid = checked_range(
+                    value,
+                    INT32_MIN,
+                    INT32_MAX + 1,
+                    f"InputBlock got `{name}` outside the int32 range "
+                    f"[{INT32_MIN}, {INT32_MAX}]; they are never wrapped.",
+                    what="value",
+                )
+                fits = valid if fits is None else fits * valid
+            out[name] = value
+        if isinstance(inputs, dict):
+            return out, fits
+        if isinstance(inputs, (list, tuple)):
+            return type(inputs)(out.values()), fits
+        return out["token_ids"], fits
 
     def compute_mask(self, inputs, mask=None):
         # Functional models lose their inner masks when called on symbolic

@@ -144,3 +144,41 @@ def test_unknown_feature_size_is_a_build_error():
         ValueError, match="static feature_dim.*Received: input_shape"
     ):
         LearnedPE(8).build((2, 5, None))
+
+
+# Positions past int32 are an error naming them; a cast to int32 made
+# start_index=2**32 silently use positions 0-3.
+PAST_INT32 = r"outside the int32 range.*never wrapped.*4294967296"
+
+
+def test_start_index_past_int32_is_an_error_not_wrapped():
+    layer = LearnedPE(16)
+    x = np.zeros((1, 4, 8), "float32")
+    with pytest.raises(ValueError, match=PAST_INT32):
+        layer(x, start_index=2**32)
+    wide = tf.constant(2**32, tf.int64)
+    with pytest.raises(ValueError, match=PAST_INT32):
+        layer(x, start_index=wide)
+
+    def step(x, start):
+        return layer(x, start_index=start)
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match=PAST_INT32):
+        tf.function(step)(x, wide)
+    ds = tf.data.Dataset.from_tensors((x, wide)).map(step)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=PAST_INT32):
+        list(ds)
+    got = tf.function(step, jit_compile=True)(x, wide).numpy()
+    assert np.isnan(got).all()
+
+
+def test_int64_positions_past_int32_under_xla_are_nan_rows():
+    layer = LearnedPE(16)
+    x = tf.zeros((1, 3, 8))
+    positions = tf.constant([0, 1, 2**32 + 1], tf.int64)
+    with pytest.raises(ValueError, match="`positions` outside the int32"):
+        layer(x, positions=positions)
+    got = tf.function(layer, jit_compile=True)(x, positions=positions).numpy()
+    table = layer.position_embeddings.numpy()
+    np.testing.assert_allclose(got[0, :2], table[:2], rtol=1e-6)
+    assert np.isnan(got[0, 2]).all()

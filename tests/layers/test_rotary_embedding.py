@@ -308,3 +308,47 @@ def test_angles_exact_for_any_int32_position():
     w, _ = references.rope_frequencies(64)
     # float64 reference angles are exact to ~1e-6 rad even at 2^31.
     np.testing.assert_allclose(got, references.rope(x, positions, w), atol=1e-5)
+
+
+def test_positions_past_int32_are_errors_never_wrapped():
+    # start_index=2147483646 over 3 positions: the third is 2**31, which a
+    # cast to int32 rotated as position -2**31.
+    layer = RotaryEmbedding()
+    q = Q4[:, :3]
+    for start in (2147483646, 4294967303):
+        with pytest.raises(ValueError, match="outside the int32 range"):
+            layer(q, start_index=start)
+    start = tf.constant(2147483646, tf.int64)
+
+    def step(q, start):
+        return layer(q, start_index=start)
+
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"never wrapped.*offending position:\W+2147483648",
+    ):
+        tf.function(step)(q, start)
+    ds = tf.data.Dataset.from_tensors((q, start)).map(step)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="2147483648"):
+        list(ds)
+    got = tf.function(step, jit_compile=True)(q, start).numpy()
+    w, _ = references.rope_frequencies(16)
+    positions = np.array([2147483646, 2147483647])
+    want = references.rope(Q4[:, :2], positions, w)
+    np.testing.assert_allclose(got[:, :2], want, atol=1e-5)
+    assert np.isnan(got[:, 2]).all() and not np.isnan(got[:, :2]).any()
+    # An int32 tensor start_index cannot overflow the sum either.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="2147483648"):
+        tf.function(step)(q, tf.constant(2147483646))
+
+
+def test_int64_positions_and_start_index_in_range_work():
+    layer = RotaryEmbedding()
+    positions = np.array([0, 5, 2**31 - 1])
+    want = layer(Q4[:, :3], positions=positions).numpy()
+    got = layer(Q4[:, :3], positions=positions.astype("int64"))
+    np.testing.assert_array_equal(got.numpy(), want)
+    got = layer(Q4[:, :3], start_index=tf.constant(4, tf.uint64))
+    np.testing.assert_array_equal(
+        got.numpy(), layer(Q4[:, :3], start_index=4).numpy()
+    )

@@ -169,3 +169,23 @@ def test_no_float64_in_the_compiled_program():
     fn = tf.function(lambda x: layer(x, start_index=5), jit_compile=True)
     hlo = fn.experimental_get_compiler_ir(tf.zeros((2, 7, 16)))(stage="hlo")
     assert "f64" not in hlo
+
+
+def test_positions_past_int32_are_errors_never_wrapped():
+    x = np.zeros((1, 3, 8), "float32")
+    positions = tf.constant([0, 1, 2**32 + 1], tf.int64)
+    with pytest.raises(ValueError, match=r"int32 range.*4294967297"):
+        SinusoidalPE()(x, positions=positions)
+    with pytest.raises(ValueError, match=r"int32 range.*4294967297"):
+        sinusoidal_encoding(positions, 8)
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match=r"int32 range.*4294967297"
+    ):
+        tf.function(lambda p: sinusoidal_encoding(p, 8))(positions)
+    got = tf.function(lambda p: sinusoidal_encoding(p, 8), jit_compile=True)(
+        positions
+    ).numpy()
+    np.testing.assert_allclose(got[:2], references.sinusoid([0, 1], 8), 1e-6)
+    assert np.isnan(got[2]).all()
+    with pytest.raises(ValueError, match="2147483648"):
+        SinusoidalPE()(x, start_index=2**31 - 2)

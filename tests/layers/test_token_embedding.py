@@ -134,3 +134,40 @@ def test_bad_arguments(kwargs, match):
 def test_numpy_int_arguments_accepted():
     layer = TokenEmbedding(np.int64(10), np.int32(4))
     assert layer.get_config()["vocabulary_size"] == 10
+
+
+# 64-bit ids are checked in their own dtype, before any cast: a cast to
+# int32 first turned 2**32 + 5 into the valid id 5 (row 5, silently).
+WIDE_IDS = [
+    ("int64", 2**32 + 5),
+    ("int64", -(2**32) + 5),
+    ("uint64", 2**32 + 5),
+    ("uint64", 2**64 - 1),
+    ("uint32", 2**31 + 5),
+]
+
+
+@pytest.mark.parametrize("dtype, value", WIDE_IDS)
+def test_wide_ids_are_errors_in_every_mode_never_wrapped(dtype, value):
+    layer = TokenEmbedding(10, 4)
+    ids = tf.constant([[1, value]], dtype)
+    message = f"outside \\[0, vocabulary_size=10\\).*offending id:\\W+{value}"
+    with pytest.raises(ValueError, match=message):
+        layer(ids)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        tf.function(layer)(ids)
+    ds = tf.data.Dataset.from_tensors(ids).map(layer)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        list(ds)
+    got = tf.function(layer, jit_compile=True)(ids).numpy()
+    np.testing.assert_allclose(got[0, 0], layer(ids[:, :1]).numpy()[0, 0])
+    assert np.isnan(got[0, 1]).all()
+
+
+def test_wide_ids_in_range_give_the_same_rows():
+    layer = TokenEmbedding(10, 4)
+    want = layer(IDS).numpy()
+    for dtype in ("int64", "uint32", "uint64", "int16"):
+        np.testing.assert_array_equal(layer(IDS.astype(dtype)).numpy(), want)
+        got = tf.function(layer, jit_compile=True)(IDS.astype(dtype))
+        np.testing.assert_array_equal(got.numpy(), want)

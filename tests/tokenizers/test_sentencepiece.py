@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 import keras
 import numpy as np
@@ -199,6 +200,78 @@ def test_one_megabyte_line_does_not_crash(name):
     # Past ~25,000 tokens sentencepiece re-centres its float32 scores (see
     # the class docstring); the first 20,000 ids must match.
     assert ids.numpy().tolist()[:20_000] == reference.encode(line)[:20_000]
+
+
+# Lines the fast op would treat differently (tabs, a literal "▁", NUL,
+# invalid UTF-8, ...) are normalized by the library op inside TF Text,
+# which merges a run of unknown pieces by copying it for each character:
+# quadratic (1 MB of control characters took 66 s, sentencepiece 0.05 s).
+# They now take one of three ways (`SentencePieceTokenizer._normalize`):
+# the whitespace rules alone, the merging model, or a byte-fallback model
+# for space-free runs of 4 KB or more. All must give sentencepiece's ids.
+SECOND_ROUTE = [
+    "\t" + "\x01\x02\x85\x1f" * 1500,
+    "a\tb  c \u2581 ",
+    "  \t lead and trail \t  \u2581",
+    "\t" + "ab" * 2500,
+    "\u2581" + "ＡＢ" * 1400 + " x\ty",
+    "\t\x00 nul \x00",
+    "\u2581\u2581 \u2581",
+    "\t" + "😀\U00020000" * 1100,
+    "\t" + "e\u0301ﬁ" * 1500 + " \t",
+]
+SECOND_ROUTE_BYTES = [x.encode() for x in SECOND_ROUTE] + [
+    b"\xff" + "ＡＢ".encode() * 1400 + " x\ty".encode(),
+    b"\xff" + "e\u0301ﬁ日本".encode() * 600,
+    b"\t\xff" * 2500,
+    b"\xe3\x81 a\tb",
+    bytes(random.Random(0).randrange(1, 256) for _ in range(6000)),
+]
+
+
+@pytest.mark.parametrize(
+    "name", ["unigram", "unigram_identity", "unigram_suffix"]
+)
+def test_second_route_lines_match_sentencepiece(name):
+    tokenizer, reference = tokenizer_and_reference(name)
+    got = as_lists(tokenizer(tf.constant(SECOND_ROUTE_BYTES)))
+    assert got == [reference.encode(x) for x in SECOND_ROUTE_BYTES]
+    # Random lines from an alphabet of what sends a line there.
+    rng = random.Random(name)
+    alphabet = ["a", "b", " ", "  ", "\t", "\n", "\x00", "\x01", "\x85"]
+    alphabet += ["\u2581", "\u3000", "ｱ", "Ａ", "e\u0301", "日本", "😀"]
+    alphabet += ["\U00020000", "\ufffd", "<sep>", "@@", "ﬁ"]
+    lines = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+        for _ in range(1500)
+    ]
+    got = as_lists(tokenizer(tf.constant(lines)))
+    assert got == [reference.encode(x) for x in lines]
+
+
+@pytest.mark.parametrize(
+    "name, first, unit",
+    [("unigram_identity", b"", "\t"), ("unigram", b"\xff", "Ａ")],
+)
+def test_second_route_takes_linear_time(name, first, unit):
+    # A loose check (the speed itself is measured in bench_hostile.py):
+    # tabs take the whitespace rules; full-width letters after an invalid
+    # byte (which sends the line to the second route) the byte-fallback
+    # model. 4x the text must take well under 16x the time.
+    tokenizer, _ = tokenizer_and_reference(name)
+
+    def seconds(size):
+        text = tf.constant(first + unit.encode() * (size // len(unit.encode())))
+        tokenizer(text)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            tokenizer(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    small, large = seconds(250_000), seconds(1_000_000)
+    assert large < 8 * small, (small, large)
 
 
 def test_empty_and_whitespace_give_no_ids():

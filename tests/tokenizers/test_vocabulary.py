@@ -92,6 +92,13 @@ def test_detokenize():
         ValueError, match=r"outside \[0, vocabulary_size=7\).*id: 8"
     ):
         chars.detokenize([1, 8])
+    # int64 ids are checked before the cast to int32 (2**32 + 4 is not 4).
+    wide = tf.constant([1, 2**32 + 4], tf.int64)
+    with pytest.raises(ValueError, match="id: 4294967300"):
+        chars.detokenize(wide)
+    assert chars.detokenize(tf.constant([4, 5], tf.int64)).numpy() == (
+        chars.detokenize([4, 5]).numpy()
+    )
 
 
 def test_adapt_from_dataset_equals_list():

@@ -16,6 +16,8 @@ behind `[UNK]`.
 
 import functools
 import shutil
+import time
+import unicodedata
 
 import keras
 import pytest
@@ -290,6 +292,56 @@ def test_invalid_utf8_is_replaced_then_dropped():
     text = [s.decode("utf-8", errors="replace") for s in samples]
     assert got == reference_ids(vocabulary, text)
     assert tokenizer(b"ab\xffcd").numpy().tolist() == got[0]
+
+
+# ICU's NFD reorders a run of combining marks by insertion sort: quadratic
+# (100,000 marks in descending class took 4.9 s, HF 0.014 s). The runs are
+# cut before NFD (`WordPieceTokenizer._nfd_run_setup`); the ids must not
+# change. U+1B44 and U+1D165/U+1D16D are marks step 3 keeps.
+MARK_RUNS = [
+    "\u0345\u0301\u0316\u0334" * 500,  # descending classes, all dropped
+    "x" + "\u0f73" * 1000 + "y",  # decomposes into dropped marks only
+    "ab" + "\u1b44\u0301" * 60 + "cd",  # kept marks between dropped ones
+    "\u1b44\u0334\x01" * 150,  # ... and a dropped control
+    "\U0001d16d\U0001d165" * 300 + " the",  # two classes, descending
+    "a\u0301\u1b44" * 3 + " \u07fd\u1b44\u0300 \U0001d16d",
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=str)
+def test_long_runs_of_combining_marks(config):
+    vocabulary = tuple(CHARACTERS)
+    bad = mismatches(vocabulary, MARK_RUNS, **config)
+    assert not bad, bad[:1]
+    # At the limit: a run of `max_word_length` kept marks is a word the
+    # character vocabulary covers, one more is `[UNK]`.
+    for limit in (5, 100):
+        lines = [
+            "\u1b44" * n + tail
+            for n in (limit - 1, limit, limit + 1, 3 * limit)
+            for tail in ("", "a", " a")
+        ]
+        bad = mismatches(vocabulary, lines, max_word_length=limit, **config)
+        assert not bad, bad[:1]
+
+
+def test_combining_marks_take_linear_time():
+    # A loose check (the speed itself is measured in bench_hostile.py):
+    # 4x the marks must take well under 16x the time.
+    tokenizer = WordPieceTokenizer(SMALL)
+
+    def seconds(n):
+        text = tf.constant(["\u0345\u0301\u0316\u0334" * (n // 4)])
+        tokenizer(text)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            tokenizer(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    small, large = seconds(50_000), seconds(200_000)
+    assert large < 8 * small, (small, large)
 
 
 def test_one_megabyte_line():
@@ -720,6 +772,36 @@ def check_tables_against_tensorflow(hf_split):
             if x.decode("utf-8") != nfd.normalize_str(text)
         }
     assert differ == code_points(wordpiece._NFD_DIFFERENCES)
+    # Non-starters as ICU sees them: NFD moves `c` past U+0334 (class 1)
+    # or U+0345 (class 240) exactly when its class is not 0.
+    alone = tf_text.normalize_utf8(chars, "NFD").numpy()
+    stable = [c for c, x in zip(every, alone) if x.decode("utf-8") == chr(c)]
+    after = tf_text.normalize_utf8(
+        tf.constant(["a" + chr(c) + "\u0334" for c in stable]), "NFD"
+    ).numpy()
+    before = tf_text.normalize_utf8(
+        tf.constant(["a\u0345" + chr(c) for c in stable]), "NFD"
+    ).numpy()
+    non_starters = {
+        c
+        for c, x, y in zip(stable, after, before)
+        if x.decode("utf-8") == "a\u0334" + chr(c)
+        or y.decode("utf-8") == "a" + chr(c) + "\u0345"
+    }
+    marks = code_points(wordpiece._NONSPACING_MARKS)
+    assert non_starters - marks == code_points(wordpiece._KEPT_NON_STARTERS)
+    # What NFD splits into non-starters only is nonspacing marks (dropped),
+    # and Python's classes of those marks are ICU's.
+    for c, x in zip(every, alone):
+        text = x.decode("utf-8")
+        if text != chr(c) and all(ord(y) in non_starters for y in text):
+            assert {ord(y) for y in text} <= marks, hex(c)
+    assert {
+        c
+        for c in marks
+        if unicodedata.combining(chr(c))
+        and unicodedata.normalize("NFD", chr(c)) == chr(c)
+    } == (non_starters & marks)
 
 
 @pytest.mark.slow

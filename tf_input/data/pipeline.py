@@ -104,6 +104,8 @@ def make_dataset(
     shard=None,
     features=None,
     count_batches=None,
+    encoding="utf-8",
+    errors="strict",
 ) -> tf.data.Dataset:
     """Turns raw text into padded, bucketed or packed batches for `fit`.
 
@@ -240,6 +242,19 @@ def make_dataset(
             `None`: True for in-memory sources (lists, tuples, arrays),
             False for files, datasets and with `data_service`. Defaults to
             `None`.
+        encoding: str, the encoding of file sources: `"utf-8"` (a UTF-8
+            byte-order mark at the start of a file is dropped; so
+            `"utf-8-sig"` is the same) or `"latin-1"`, decoded in the
+            graph. A file with a UTF-16 or UTF-32 byte-order mark (or that
+            looks like UTF-16/32 without one) is a `ValueError` naming it.
+            Line ends are universal newlines (`\\n`, `\\r\\n`, a lone
+            `\\r`). Defaults to `"utf-8"`.
+        errors: str, `"strict"` or `"replace"`, for file sources. Strict:
+            a line that is not valid UTF-8 stops the pipeline with an
+            `InvalidArgumentError` naming the file and the line number;
+            `"replace"` reads undecodable bytes as U+FFFD instead. Texts
+            given directly (lists, datasets) are never checked: the
+            tokenizers replace invalid UTF-8. Defaults to `"strict"`.
 
     Returns:
         A `tf.data.Dataset` of `(features, labels)`, prefetched.
@@ -320,7 +335,7 @@ def make_dataset(
             "Received: tokenizer with add_special_tokens=True."
         )
 
-    lines, _ = as_dataset(source, deterministic)
+    lines, _ = as_dataset(source, deterministic, encoding, errors)
     if shard is not None:
         lines = lines.shard(*shard)
     columns = _columns(lines.element_spec, task, batching)

@@ -11,16 +11,51 @@ Accepted forms (see `make_dataset`):
 
 A list of plain `str` is always read as texts, never as file names: pass
 paths as `pathlib.Path` objects, or one glob pattern as a single string.
+
+Files are decoded strictly (`errors="strict"`, the default): a file with a
+UTF-16 or UTF-32 byte-order mark, or that looks like UTF-16/32 without one,
+is a `ValueError` naming it when the dataset is made, and a line that does
+not decode is an `InvalidArgumentError` naming the file and the line number
+when it is read. `encoding="latin-1"` (ISO-8859-1) decodes that encoding in
+the graph; `errors="replace"` turns undecodable bytes into U+FFFD instead.
+A UTF-8 byte-order mark at the start of a file is dropped. Line ends are
+Python's universal newlines: `\\n`, `\\r\\n` and a lone `\\r` each end a line.
+Texts given directly (lists, datasets) are not checked: the tokenizers
+replace invalid UTF-8, as documented.
+
+`tf.data.TextLineDataset` cannot do this (it splits on `\\n` and deletes
+every `\\r`, which joins the lines of a CR-only file), so files are read in
+chunks of `_CHUNK_BYTES` with `FixedLengthRecordDataset` and cut into lines
+by a `scan` that carries the unfinished line from chunk to chunk: one pass,
+memory bounded by the chunk and the longest line.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 
 import numpy as np
 import tensorflow as tf
 
 AUTOTUNE = tf.data.AUTOTUNE
+# Bytes read per step. 1 MiB: large enough that the per-step cost (a few
+# ops) is small against the per-line work, small enough to stay in cache.
+_CHUNK_BYTES = 2**20
+# The encodings decoded in the graph (by `codecs.lookup(...).name`).
+ENCODINGS = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "iso8859-1": "latin-1"}
+ERRORS = ("strict", "replace")
+_UTF8_BOM = b"\xef\xbb\xbf"
+_VALID_UTF8 = r"(?s)[^\x{D800}-\x{DFFF}]*"
+# Longest first: the UTF-32-LE mark starts with the UTF-16-LE one.
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32-LE"),
+    (codecs.BOM_UTF32_BE, "UTF-32-BE"),
+    (codecs.BOM_UTF16_LE, "UTF-16-LE"),
+    (codecs.BOM_UTF16_BE, "UTF-16-BE"),
+)
+# Bytes sniffed at the start of each file for a missing byte-order mark.
+_SNIFF_BYTES = 4096
 
 
 def _is_pair(item) -> bool:
@@ -42,7 +77,153 @@ def _pair_value(value, name):
     )
 
 
-def _files(patterns, deterministic):
+def check_encoding(encoding, errors):
+    """`(encoding, errors)` as the names used here ("utf-8" or "latin-1")."""
+    try:
+        name = codecs.lookup(encoding).name if encoding else None
+    except (LookupError, TypeError):
+        name = None
+    if name not in ENCODINGS:
+        raise ValueError(
+            "`encoding` must be one of 'utf-8', 'utf-8-sig' or 'latin-1' "
+            "(decoded in the graph). Received: "
+            f"encoding={encoding!r}. Convert other files to UTF-8 first, "
+            "e.g. `iconv -f UTF-16 -t UTF-8`."
+        )
+    if errors not in ERRORS:
+        raise ValueError(
+            f"`errors` must be one of {ERRORS}. Received: errors={errors!r}."
+        )
+    return ENCODINGS[name], errors
+
+
+def _sniff(path):
+    """Checks the start of a file; returns the bytes to skip (a UTF-8 BOM).
+
+    A UTF-16 or UTF-32 byte-order mark is an error. Without one, UTF-16/32
+    text of mostly ASCII characters is every other (or three in four) byte
+    NUL, which real UTF-8 or Latin-1 text never is: a start that is over
+    30% NUL bytes is an error too. A UTF-8 byte-order mark is skipped (by
+    the reader, not in the graph).
+    """
+    with tf.io.gfile.GFile(path, "rb") as f:
+        head = f.read(_SNIFF_BYTES)
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            raise ValueError(
+                f"`source` file {path!r} starts with a {name} byte-order "
+                "mark: it is not UTF-8 text. Convert it to UTF-8 first, "
+                f"e.g. `iconv -f {name} -t UTF-8`."
+            )
+    if len(head) >= 16 and head.count(0) > 0.3 * len(head):
+        raise ValueError(
+            f"`source` file {path!r} is {head.count(0) / len(head):.0%} NUL "
+            f"bytes in its first {len(head)}: it looks like UTF-16 or "
+            "UTF-32 text without a byte-order mark (or a binary file), "
+            "not UTF-8 or Latin-1. Convert it to UTF-8 first, e.g. "
+            "`iconv -f UTF-16LE -t UTF-8`."
+        )
+    return len(_UTF8_BOM) if head.startswith(_UTF8_BOM) else 0
+
+
+def _file_lines(path, start, size, encoding, errors):
+    """The lines of bytes `[start, size)` of a file, decoded to UTF-8.
+
+    Graph ops only. The bytes come in records of `_CHUNK_BYTES` and one
+    shorter last record, then an empty record that marks the end.
+    """
+    tail = (size - start) % _CHUNK_BYTES
+    body = tf.data.FixedLengthRecordDataset(
+        path, _CHUNK_BYTES, header_bytes=start, footer_bytes=tail
+    )
+    # The last `tail` bytes as one record (none when `tail` is 0).
+    one = tf.maximum(tail, 1)
+    rest = tf.data.FixedLengthRecordDataset(
+        path, one, header_bytes=tf.maximum(size - one, 0)
+    ).take(tf.cast(tail > 0, tf.int64))
+    chunks = body.concatenate(rest).concatenate(
+        tf.data.Dataset.from_tensors(tf.constant(b""))
+    )
+    initial = (tf.constant(b""), tf.constant(0, tf.int64))
+    lines = chunks.scan(
+        initial,
+        lambda state, chunk: _next_lines(state, chunk, path, encoding, errors),
+    )
+    return lines.unbatch()
+
+
+def _next_lines(state, data, path, encoding, errors):
+    """One `scan` step: the lines a chunk completes, decoded and checked.
+
+    `state` is `(unfinished, count)`: the text after the last line end so
+    far (plus a trailing `\\r`, which may be half of a `\\r\\n`) and the
+    number of lines already given. The final step (no bytes) gives the
+    unfinished line, if any.
+    """
+    unfinished, count = state
+    last = tf.equal(tf.strings.length(data), 0)
+    text = unfinished + data
+    size = tf.strings.length(text)
+    # Hold back a final "\r": the next chunk may start with "\n".
+    final = tf.strings.substr(
+        text, tf.maximum(size - 1, 0), tf.minimum(size, 1)
+    )
+    held = tf.logical_and(tf.logical_not(last), tf.equal(final, b"\r"))
+    body = tf.strings.substr(text, 0, size - tf.cast(held, tf.int32))
+    body = tf.strings.regex_replace(body, "\r\n?", "\n")
+    parts = tf.strings.split(body, "\n")
+    # Not last: the final part is unfinished. Last: it is a line, unless
+    # empty (the file ended with a line end, or is empty).
+    keep = tf.size(parts) - tf.cast(
+        tf.logical_or(tf.logical_not(last), tf.equal(parts[-1], b"")),
+        tf.int32,
+    )
+    done = parts[:keep]
+    unfinished = tf.where(last, b"", parts[-1] + tf.where(held, b"\r", b""))
+    state = (unfinished, count + tf.cast(keep, tf.int64))
+    if encoding == "latin-1":
+        return state, tf.strings.unicode_transcode(done, "ISO-8859-1", "UTF-8")
+    # RE2 matches a class only on valid UTF-8, surrogates aside (checked
+    # against Python's strict decoder on 300,000 fuzzed byte strings), and
+    # is 8x faster than a transcode (2.4 vs 18 ms a MiB).
+    valid = tf.strings.regex_full_match(done, _VALID_UTF8)
+    if errors == "replace":
+        bad = tf.where(tf.logical_not(valid))
+        fixed = tf.strings.unicode_transcode(
+            tf.gather_nd(done, bad),
+            "UTF-8",
+            "UTF-8",
+            errors="replace",
+            replacement_char=0xFFFD,
+        )
+        done = tf.tensor_scatter_nd_update(done, bad, fixed)
+    else:
+        # The raw op (no `tf.cond` guard, which tf.data would instantiate
+        # anew for every iterator) always evaluates its data: `first` must
+        # exist even for a step without lines.
+        first = tf.argmin(
+            tf.concat([tf.cast(valid, tf.int32), [0]], 0),
+            output_type=tf.int64,
+        )
+        check = tf.raw_ops.Assert(
+            condition=tf.reduce_all(valid),
+            data=[
+                "`source` file",
+                path,
+                "is not valid UTF-8: line",
+                count + first + 1,
+                "is the first that does not decode. Pass "
+                "encoding='latin-1' (or convert the file to UTF-8), or "
+                "errors='replace' to read undecodable bytes as U+FFFD.",
+            ],
+        )
+        with tf.control_dependencies([check]):
+            done = tf.identity(done)
+    return state, done
+
+
+def _files(patterns, deterministic, encoding="utf-8", errors="strict"):
+    encoding, errors = check_encoding(encoding, errors)
     files = []
     for pattern in patterns:
         matched = sorted(tf.io.gfile.glob(os.fspath(pattern)))
@@ -53,10 +234,26 @@ def _files(patterns, deterministic):
                 "of texts must be a list, not a single string.)"
             )
         files.extend(matched)
+    starts, sizes = [], []
+    for path in files:
+        skip = _sniff(path)
+        # Latin-1 has no byte-order mark: "\xef\xbb\xbf" is "ï»¿" there.
+        starts.append(skip if encoding == "utf-8" else 0)
+        sizes.append(tf.io.gfile.stat(path).length)
+
+    def lines_of(path, start, size):
+        return _file_lines(path, start, size, encoding, errors)
+
     if len(files) == 1:
-        return tf.data.TextLineDataset(files[0])
-    return tf.data.Dataset.from_tensor_slices(files).interleave(
-        tf.data.TextLineDataset,
+        return lines_of(
+            tf.constant(files[0]),
+            tf.constant(starts[0], tf.int64),
+            tf.constant(sizes[0], tf.int64),
+        )
+    return tf.data.Dataset.from_tensor_slices(
+        (files, tf.constant(starts, tf.int64), tf.constant(sizes, tf.int64))
+    ).interleave(
+        lines_of,
         cycle_length=min(len(files), 8),
         block_length=64,
         num_parallel_calls=AUTOTUNE,
@@ -85,12 +282,35 @@ def _check_dataset(dataset):
     )
 
 
-def as_dataset(source, deterministic=None):
-    """Returns `(dataset, is_pairs)`; the dataset yields one example each."""
+def as_dataset(source, deterministic=None, encoding="utf-8", errors="strict"):
+    """Returns `(dataset, is_pairs)`; the dataset yields one example each.
+
+    `encoding` and `errors` apply to file sources (see the module
+    docstring); with texts given directly they must keep their defaults.
+    """
+    name, _ = check_encoding(encoding, errors)
+    if isinstance(source, (str, os.PathLike)):
+        return _files([source], deterministic, encoding, errors), False
+    if (
+        isinstance(source, (list, tuple))
+        and source
+        and all(isinstance(item, os.PathLike) for item in source)
+    ):
+        return _files(source, deterministic, encoding, errors), False
+    if name != "utf-8":
+        raise ValueError(
+            "`encoding` applies to file sources only: texts given directly "
+            "are already decoded. Received: encoding="
+            f"{encoding!r} with a source of type {type(source).__name__}."
+        )
+    if errors != "strict":
+        raise ValueError(
+            "`errors` applies to file sources only: the tokenizers replace "
+            "invalid UTF-8 in texts given directly. Received: errors="
+            f"{errors!r} with a source of type {type(source).__name__}."
+        )
     if isinstance(source, tf.data.Dataset):
         return _check_dataset(source)
-    if isinstance(source, (str, os.PathLike)):
-        return _files([source], deterministic), False
     if isinstance(source, np.ndarray):
         source = source.tolist()
     if not isinstance(source, (list, tuple)) or not source:
@@ -101,8 +321,6 @@ def as_dataset(source, deterministic=None):
             f"Received: source of type {type(source).__name__}"
             + (" (empty)." if isinstance(source, (list, tuple)) else ".")
         )
-    if all(isinstance(item, os.PathLike) for item in source):
-        return _files(source, deterministic), False
     if all(isinstance(item, str) for item in source):
         return tf.data.Dataset.from_tensor_slices(list(source)), False
     if (

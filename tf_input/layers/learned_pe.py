@@ -27,8 +27,11 @@ class LearnedPE(keras.layers.Layer):
     new `start_index` value is a new input, not a new XLA program: decoding
     step by step compiles once. With explicit `positions` a row may be longer
     than the table, as long as every position is below `max_length` (packed
-    rows whose positions restart per segment). The mask passes through. The
-    table is float32; the rows are cast to `compute_dtype` after the lookup.
+    rows whose positions restart per segment). `positions` and
+    `start_index` may be int64 (or any integer dtype); a position outside
+    the int32 range is an error naming it, never wrapped (NaN rows under
+    XLA). The mask passes through. The table is float32; the rows are cast
+    to `compute_dtype` after the lookup.
 
     Args:
         max_length: int. Number of positions the table holds.
@@ -87,7 +90,7 @@ class LearnedPE(keras.layers.Layer):
         if positions is None and static_length is not None:
             if static_length > self.max_length:
                 raise ValueError(self._too_long_message(static_length))
-        positions = position_math.positions_for(
+        positions, fits = position_math.positions_for(
             "LearnedPE", length, positions, start_index
         )
         positions, valid = checked_indices(
@@ -105,7 +108,10 @@ class LearnedPE(keras.layers.Layer):
             self.compute_dtype,
         )
         if in_xla_context():
-            # NaN rows for out-of-range positions (see `checked_indices`).
+            # NaN rows for out-of-range positions (see `checked_indices`),
+            # and for positions past int32 that the cast wrapped into range.
+            if fits is not None:
+                valid = valid * fits
             rows = rows * ops.cast(valid[..., None], self.compute_dtype)
         if positions.shape.rank == 2 and len(inputs.shape) > 3:
             new_shape = [-1] + [1] * (len(inputs.shape) - 3)

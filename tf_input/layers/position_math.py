@@ -21,11 +21,15 @@ graph (`split_float32`, for dynamic NTK scaling).
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 import tensorflow as tf
 
+from tf_input._validation import INT32_MAX
+from tf_input._validation import INT32_MIN
 from tf_input._validation import check_integer_tensor
+from tf_input._validation import checked_range
 
 _CHUNK_BITS = 11  # positions are split into three 11-bit chunks
 _PART_BITS = 13  # 11 + 13 = 24 bits: the float32 significand
@@ -99,8 +103,70 @@ def angles(positions, parts):
     return turns * (2.0 * math.pi)
 
 
+def _static_int(value):
+    """`value` as a Python int when it is known now, else None."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (tf.Tensor, np.ndarray, np.generic)):
+        static = tf.get_static_value(value)
+        if static is not None and np.ndim(static) == 0:
+            return int(static)
+    return None
+
+
+def _int32_range_message(layer_name, name):
+    return (
+        f"{layer_name} got {name} outside the int32 range "
+        f"[{INT32_MIN}, {INT32_MAX}]: positions are never wrapped."
+    )
+
+
+def _to_int32(layer_name, name, values):
+    """`values` as int32, checked first if their dtype is wider.
+
+    Returns `(values, valid)`, `valid` None when no check was needed.
+    """
+    values = tf.convert_to_tensor(values)
+    if values.dtype in (tf.int64, tf.uint32, tf.uint64):
+        return checked_range(
+            values,
+            INT32_MIN,
+            INT32_MAX + 1,
+            _int32_range_message(layer_name, f"`{name}`"),
+            what="position" if name == "positions" else name,
+        )
+    return tf.cast(values, "int32"), None
+
+
+def _combine(*valids):
+    out = None
+    for valid in valids:
+        if valid is not None:
+            out = valid if out is None else out * valid
+    return out
+
+
+def checked_positions(layer_name, positions):
+    """An integer position tensor as int32, checked to fit int32.
+
+    Returns `(positions, valid)`: `valid` is None for int32 (and narrower)
+    input, else the float32 mask of `checked_range` (NaN where a position
+    does not fit int32; under XLA the caller multiplies by it).
+    """
+    check_integer_tensor(layer_name, "positions", positions)
+    return _to_int32(layer_name, "positions", positions)
+
+
 def positions_for(layer_name, length, positions=None, start_index=0):
     """Resolves the `positions` and `start_index` call arguments.
+
+    Positions are int32 and never wrap: `start_index` and `positions` of
+    any integer dtype (int64, uint64, ...) are added in int64, and a
+    position outside the int32 range is an error naming it (`ValueError`
+    when known at trace time or in eager mode, `InvalidArgumentError` in a
+    graph; under XLA, which cannot raise, a NaN in `valid`). The common
+    case, `start_index=0` or a Python int whose positions provably fit,
+    with int32 `positions`, takes no check at all.
 
     Args:
         layer_name: str, for error messages.
@@ -109,28 +175,69 @@ def positions_for(layer_name, length, positions=None, start_index=0):
         start_index: int or scalar integer tensor added to the positions.
 
     Returns:
-        int32 tensor of positions, `[S]` or `[B, S]`.
+        `(positions, valid)`: int32 positions `[S]` or `[B, S]`, and None
+        or a float32 tensor of their shape, 1.0 where the position fits
+        int32 and NaN where it does not (multiply it in under XLA).
     """
     check_integer_tensor(layer_name, "start_index", start_index)
-    start_index = tf.cast(start_index, "int32")
-    if start_index.shape.rank not in (0, None):
-        raise ValueError(
-            f"{layer_name}: `start_index` must be a scalar. "
-            f"Received: start_index with shape {start_index.shape}."
-        )
+    start = _static_int(start_index)
+    if start is None:
+        start_index = tf.convert_to_tensor(start_index)
+        if start_index.shape.rank not in (0, None):
+            raise ValueError(
+                f"{layer_name}: `start_index` must be a scalar. "
+                f"Received: start_index with shape {start_index.shape}."
+            )
+    if positions is not None:
+        check_integer_tensor(layer_name, "positions", positions)
+        positions = tf.convert_to_tensor(positions)
+        static_length = tf.get_static_value(length)
+        if positions.shape.rank not in (1, 2) or (
+            static_length is not None
+            and positions.shape[-1] is not None
+            and positions.shape[-1] != static_length
+        ):
+            raise ValueError(
+                f"{layer_name}: `positions` must have shape [seq_len] or "
+                f"[batch, seq_len] with seq_len={static_length} like the "
+                f"input. Received: positions with shape {positions.shape}."
+            )
+    if start is not None:
+        if not INT32_MIN <= start <= INT32_MAX:
+            raise ValueError(
+                f"{_int32_range_message(layer_name, 'positions')} "
+                f"Received: start_index={start}."
+            )
+        if positions is None:
+            base = tf.range(length, dtype="int32")
+            if start == 0:
+                return base, None
+            static_length = tf.get_static_value(length)
+            if static_length is not None:
+                last = start + max(int(static_length), 1) - 1
+                if last > INT32_MAX:
+                    raise ValueError(
+                        f"{_int32_range_message(layer_name, 'positions')} "
+                        f"Smallest offending position: {INT32_MAX + 1}, "
+                        f"largest: {last}; start_index={start}."
+                    )
+                return base + start, None
+        elif start == 0:
+            return _to_int32(layer_name, "positions", positions)
+    # A sum that may leave int32: each term is checked to fit int32, and
+    # their sum is taken in int64 and checked again.
+    start32, start_valid = _to_int32(layer_name, "start_index", start_index)
     if positions is None:
-        return tf.range(length, dtype="int32") + start_index
-    check_integer_tensor(layer_name, "positions", positions)
-    positions = tf.cast(positions, "int32")
-    static_length = tf.get_static_value(length)
-    if positions.shape.rank not in (1, 2) or (
-        static_length is not None
-        and positions.shape[-1] is not None
-        and positions.shape[-1] != static_length
-    ):
-        raise ValueError(
-            f"{layer_name}: `positions` must have shape [seq_len] or "
-            f"[batch, seq_len] with seq_len={static_length} like the input. "
-            f"Received: positions with shape {positions.shape}."
-        )
-    return positions + start_index
+        base = tf.range(tf.cast(length, "int64"), dtype="int64")
+        base_valid = None
+    else:
+        base, base_valid = _to_int32(layer_name, "positions", positions)
+        base = tf.cast(base, "int64")
+    total, total_valid = checked_range(
+        base + tf.cast(start32, "int64"),
+        INT32_MIN,
+        INT32_MAX + 1,
+        _int32_range_message(layer_name, "positions"),
+        what="position",
+    )
+    return total, _combine(total_valid, base_valid, start_valid)

@@ -10,6 +10,7 @@ from keras import ops
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_float
+from tf_input._validation import in_xla_context
 from tf_input.layers import position_math
 from tf_input.layers import rope_scaling
 
@@ -46,7 +47,10 @@ class RotaryEmbedding(keras.layers.Layer):
     131,072, where naive float32 is ~1e-2 off. Dynamic NTK is the exception:
     its frequencies depend on the positions and are computed in float32, as
     in transformers. cos and sin are cast to `compute_dtype` and the rotation
-    runs in that dtype.
+    runs in that dtype. Positions are int32: `positions` and `start_index`
+    may be int64 (or any integer dtype), and a position outside the int32
+    range (e.g. the third of `start_index=2**31 - 2`) is an error naming it,
+    never wrapped (NaN under XLA).
 
     Args:
         max_wavelength: float. The RoPE base (`rope_theta` in Hugging Face
@@ -165,10 +169,13 @@ class RotaryEmbedding(keras.layers.Layer):
             inputs = ops.moveaxis(inputs, feature_axis, -1)
             sequence_axis -= int(sequence_axis > feature_axis)
         length = ops.shape(inputs)[sequence_axis]
-        positions = position_math.positions_for(
+        positions, fits = position_math.positions_for(
             "RotaryEmbedding", length, positions, start_index
         )
         cos, sin = self._cos_sin(positions)  # [(B,) S, rotary_dim] float32
+        if fits is not None and in_xla_context():
+            # XLA cannot raise: a position past int32 rotates to NaN.
+            cos, sin = cos * fits[..., None], sin * fits[..., None]
         # Put the position axes where `inputs` has them, 1 elsewhere.
         shape = [1] * rank
         if positions.shape.rank == 2:
@@ -256,7 +263,8 @@ class RotaryEmbedding(keras.layers.Layer):
         dim = self._rotary_dim
         factor = float(self.scaling["factor"])
         original = float(self.scaling["original_max_position_embeddings"])
-        length = tf.cast(tf.reduce_max(positions) + 1, "float32")
+        # + 1 after the cast: at position 2**31 - 1 an int32 + 1 wraps.
+        length = tf.cast(tf.reduce_max(positions), "float32") + 1.0
         length = tf.maximum(length, original)
         base = self.max_wavelength * (
             factor * length / original - (factor - 1)

@@ -9,6 +9,7 @@ from keras import ops
 from tf_input._validation import check_one_of
 from tf_input._validation import check_positive_float
 from tf_input._validation import check_positive_int
+from tf_input._validation import in_xla_context
 from tf_input.layers import position_math
 
 LAYOUTS = ("interleaved", "concat")
@@ -52,10 +53,16 @@ def sinusoidal_encoding(
         )
     if isinstance(positions, int):
         positions = tf.range(positions, dtype="int32")
+    # A position past int32 is an error (NaN under XLA), never wrapped.
+    positions, fits = position_math.checked_positions(
+        "sinusoidal_encoding", positions
+    )
     parts = position_math.frequency_parts(
         position_math.inverse_frequencies(embedding_dim, max_wavelength)
     )
     theta = position_math.angles(positions, parts)  # [..., D/2]
+    if fits is not None and in_xla_context():
+        theta = theta * fits[..., None]
     sin, cos = tf.sin(theta), tf.cos(theta)
     if layout == "concat":
         return tf.concat([sin, cos], axis=-1)
@@ -84,6 +91,10 @@ class SinusoidalPE(keras.layers.Layer):
     under
     `mixed_bfloat16` position 60,000 still gets its own encoding (error below
     4e-3, the bfloat16 rounding of the output itself).
+
+    Positions are int32: `positions` and `start_index` may be int64 (or any
+    integer dtype), and a position outside the int32 range is an error
+    naming it, never wrapped (a NaN row under XLA).
 
     `sinusoidal_encoding(positions, D)` returns the encoding alone, e.g. to
     plot it.
@@ -141,7 +152,7 @@ class SinusoidalPE(keras.layers.Layer):
 
     def call(self, inputs, positions=None, start_index=0):
         length = ops.shape(inputs)[-2]
-        positions = position_math.positions_for(
+        positions, fits = position_math.positions_for(
             "SinusoidalPE", length, positions, start_index
         )
         encoding = sinusoidal_encoding(
@@ -150,6 +161,9 @@ class SinusoidalPE(keras.layers.Layer):
             max_wavelength=self.max_wavelength,
             layout=self.layout,
         )
+        if fits is not None and in_xla_context():
+            # XLA cannot raise: a position past int32 gives a NaN row.
+            encoding = encoding * fits[..., None]
         if positions.shape.rank == 2 and len(inputs.shape) > 3:
             # [B, S, D] -> [B, 1, ..., S, D] for inputs with extra axes.
             new_shape = [-1] + [1] * (len(inputs.shape) - 3)

@@ -40,7 +40,9 @@ class TokenEmbedding(keras.layers.Layer):
     and inside `tf.function` or `tf.data` (`InvalidArgumentError`). Under
     `jit_compile=True` XLA cannot raise at run time, so there an out-of-range
     id yields a row of NaN (never a clamped or wrapped row): the loss becomes
-    NaN at the first bad batch. Float ids raise `TypeError`.
+    NaN at the first bad batch. Ids of any integer dtype are checked in that
+    dtype, before the cast to int32: an int64 id of `2**32 + 5` is an error
+    naming 4294967301, never row 5. Float ids raise `TypeError`.
 
     The table stays float32 under mixed precision; the output is in the
     layer's `compute_dtype`.

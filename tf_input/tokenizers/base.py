@@ -200,7 +200,8 @@ class Tokenizer(keras.layers.Layer):
                 )
             pad = self.special_tokens.get("pad")
             ids = tf.RaggedTensor.from_tensor(ids, padding=pad)
-        ids = tf.cast(ids, "int32")
+        # Checked in their own dtype, then cast: an int64 id of 2**32 + 5
+        # is an error, never id 5.
         checked, _ = checked_indices(
             ids.flat_values,
             self.vocabulary_size(),

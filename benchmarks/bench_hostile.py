@@ -1,0 +1,244 @@
+"""Hostile input: our tokenizers against their reference library, one line.
+
+A served model that takes raw strings can be stalled by one request if a
+tokenizer is super-linear on some input. Each row times one hostile line
+(or batch), eagerly, ours (`tokenizer(line)`) against the library a user
+would pick instead, on the same text:
+
+* WordPiece (BERT uncased vocab) vs Hugging Face `tokenizers`
+  `BertWordPieceTokenizer`;
+* byte-level BPE (GPT-2) vs Hugging Face `tokenizers` `ByteLevelBPETokenizer`;
+* SentencePiece unigram (sp-test-ja, ALBERT) and BPE (Mistral v0.3) vs
+  `sentencepiece`.
+
+Inputs (size in UTF-8 bytes, at three sizes for the slope):
+
+* `control`: random C0/DEL/C1 control characters (1 MB);
+* `marks`: combining marks in descending combining class, the worst case
+  for a reordering insertion sort (1 MB = 500,000 marks);
+* `long line`: the shared corpora's text joined by spaces into one line
+  (5 MB);
+* `emoji`: random emoji (200,000 = 0.8 MB);
+* `random bytes`: uniformly random bytes, invalid UTF-8 (1 MB);
+* `empty strings`: a batch of 10,000 empty strings; `empty batch`: a
+  batch of none (one size).
+
+Each time is the median of `--repeats` calls (each tokenizer's graph is
+traced before, on other text). The
+ratio is ours / reference at the largest size; the slope is
+log(t_large / t_small) / log(4) between the smallest and largest size (1.0
+is linear, 2.0 quadratic). "same ids" says whether ours equals the
+reference (SentencePiece unigram differs on lines past ~25,000 tokens:
+see `tf_input/tokenizers/sentencepiece.py`).
+
+Run: python benchmarks/bench_hostile.py [--repeats 3] [--quick]
+"""
+
+import argparse
+import math
+import os
+import pathlib
+import platform
+import random
+import statistics
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import sentencepiece  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tokenizers  # noqa: E402
+
+import tf_input  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DATA = pathlib.Path(
+    os.environ.get("TF_INPUT_SHARED_DATA", ROOT.parent / "shared" / "data")
+)
+MB = 1_000_000
+TARGET = 5.0
+
+
+def _fill(rng, pool, size):
+    """Random characters of `pool` until `size` UTF-8 bytes."""
+    out, total = [], 0
+    while total < size:
+        c = rng.choice(pool)
+        out.append(c)
+        total += len(c.encode("utf-8"))
+    return "".join(out)
+
+
+def _corpus_text():
+    folder = DATA / "corpora"
+    parts = [p.read_text("utf-8") for p in sorted(folder.glob("*.txt"))]
+    return " ".join(" ".join(parts).split())
+
+
+def inputs(quick):
+    """`{name: (sizes, make(size) -> str or list of str)}`."""
+    rng = random.Random(0)
+    control = [chr(c) for c in [*range(32), *range(0x7F, 0xA0)]]
+    emoji = [chr(c) for c in range(0x1F600, 0x1F650)]
+    descending = "\u0345\u0301\u0316\u0334"  # classes 240, 230, 220, 1
+    corpus = _corpus_text()
+    scale = 0.1 if quick else 1.0
+
+    def sizes(top):
+        top = int(top * scale)
+        return [top // 4, top // 2, top]
+
+    def long_line(size):
+        text = corpus * (size // len(corpus) + 1)
+        return text[:size]
+
+    def marks(size):
+        return descending * (size // 8)
+
+    def random_bytes(size):
+        return bytes(rng.randrange(256) for _ in range(size))
+
+    return {
+        "control": (sizes(MB), lambda n: _fill(rng, control, n)),
+        "marks": (sizes(MB), marks),
+        "long line": (sizes(5 * MB), long_line),
+        "emoji": (sizes(800_000), lambda n: _fill(rng, emoji, n)),
+        "random bytes": (sizes(MB), random_bytes),
+        "empty strings": ([10_000], lambda n: [""] * n),
+        "empty batch": ([0], lambda n: []),
+    }
+
+
+def tokenizers_under_test():
+    bert = str(DATA / "bert" / "bert-base-uncased-vocab.txt")
+    vocab_json = str(DATA / "gpt2" / "vocab.json")
+    merges = str(DATA / "gpt2" / "merges.txt")
+    hf_bert = tokenizers.BertWordPieceTokenizer(bert, lowercase=True)
+    hf_bpe = tokenizers.ByteLevelBPETokenizer(vocab_json, merges)
+
+    def hf(tokenizer):
+        def encode(text):
+            if isinstance(text, list):
+                return [
+                    e.ids
+                    for e in tokenizer.encode_batch(
+                        text, add_special_tokens=False
+                    )
+                ]
+            if isinstance(text, bytes):
+                text = text.decode("utf-8", "replace")
+            return tokenizer.encode(text, add_special_tokens=False).ids
+
+        return encode
+
+    def spm(path):
+        processor = sentencepiece.SentencePieceProcessor(model_file=path)
+
+        def encode(text):
+            return processor.encode(text)
+
+        return encode
+
+    out = {
+        "WordPiece": (
+            tf_input.WordPieceTokenizer.from_vocab_file(bert),
+            "HF tokenizers",
+            hf(hf_bert),
+        ),
+        "BPE (GPT-2)": (
+            tf_input.BytePairTokenizer.from_files(vocab_json, merges),
+            "HF tokenizers",
+            hf(hf_bpe),
+        ),
+    }
+    for name, file in [
+        ("SentencePiece unigram (sp-test-ja)", "sp-test-ja.model"),
+        ("SentencePiece unigram (ALBERT)", "albert-base-v2-spiece.model"),
+        ("SentencePiece BPE (Mistral)", "mistral-7b-v0.3-tokenizer.model"),
+    ]:
+        path = str(DATA / "sentencepiece" / file)
+        out[name] = (
+            tf_input.SentencePieceTokenizer(path),
+            "sentencepiece",
+            spm(path),
+        )
+    return out
+
+
+def ours_call(tokenizer):
+    def call(text):
+        if isinstance(text, list):
+            return tokenizer(tf.constant(text, tf.string)).to_list()
+        return tokenizer(tf.constant(text)).numpy().tolist()
+
+    return call
+
+
+def seconds(function, text, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function(text)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--quick", action="store_true", help="a tenth of the sizes"
+    )
+    parser.add_argument("--only", nargs="*", help="tokenizer name prefixes")
+    args = parser.parse_args()
+    print(
+        f"# Hostile input ({time.strftime('%Y-%m-%d')}): tensorflow "
+        f"{tf.__version__}, tokenizers {tokenizers.__version__}, "
+        f"sentencepiece {sentencepiece.__version__}, tf_input "
+        f"{tf_input.__version__}, {platform.processor() or 'cpu'}, "
+        f"nproc={os.cpu_count()}; eager, one line; medians of "
+        f"{args.repeats}\n"
+    )
+    cases = inputs(args.quick)
+    print(
+        "| tokenizer | input | size | ours s | reference s | ratio |"
+        " slope ours | slope ref | same ids |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    over = []
+    for name, (ours, ref_name, reference) in tokenizers_under_test().items():
+        if args.only and not any(name.startswith(p) for p in args.only):
+            continue
+        call = ours_call(ours)
+        call("warm up: trace the tokenizer's graph")
+        call(["warm up", "a batch"])
+        for case, (sizes, make) in cases.items():
+            rows = []
+            for size in sizes:
+                text = make(size)
+                a, got = seconds(call, text, args.repeats)
+                b, want = seconds(reference, text, args.repeats)
+                rows.append((size, a, b, got == want))
+            size, a, b, same = rows[-1]
+            if len(rows) > 1:
+                slope_a = math.log(a / rows[0][1]) / math.log(4)
+                slope_b = math.log(b / rows[0][2]) / math.log(4)
+                slopes = f"{slope_a:.2f} | {slope_b:.2f}"
+            else:
+                slopes = "- | -"
+            ratio = a / b if b > 0 else float("nan")
+            mark = " **" if ratio > TARGET else ""
+            if mark:
+                over.append(f"{name} on {case}")
+            label = f"{size:,} strings" if "empty" in case else f"{size:,} B"
+            print(
+                f"| {name} | {case} | {label} | {a:.4f} | {b:.4f} | "
+                f"{ratio:.1f}{mark} | {slopes} | {same} |",
+                flush=True,
+            )
+    print(f"\nAbove {TARGET:g}x (**): {', '.join(over) or 'none'}.")
+
+
+if __name__ == "__main__":
+    main()
