@@ -74,7 +74,12 @@ def corpus_pairs(name, count):
     "corpus, max_length, strategy",
     [
         ("wikitext-2-raw-test.txt", 64, "longest_first"),
-        ("wikitext-2-raw-test.txt", 512, "longest_first"),
+        pytest.param(
+            "wikitext-2-raw-test.txt",
+            512,
+            "longest_first",
+            marks=pytest.mark.slow,  # few pairs are cut at 512
+        ),
         ("tinyshakespeare.txt", 16, "longest_first"),
         ("wikitext-2-raw-test.txt", 128, "only_first"),
         ("tinyshakespeare.txt", 24, "only_second"),
