@@ -590,7 +590,9 @@ class Rows:
 
         def rows_to(value):
             if isinstance(value, tf.RaggedTensor):
-                return tf.pad(value.row_lengths(), [[0, extra]])
+                value = value.row_lengths()
+            if fill is None:  # no fill rows: no copy
+                return value
             return tf.pad(value, [[0, extra]])
 
         def longest(ragged, more=0):
@@ -602,6 +604,8 @@ class Rows:
             if isinstance(value, tf.RaggedTensor):
                 shape = tf.stack([batch, tf.cast(size, tf.int64)])
                 return value.to_tensor(0, shape=shape)
+            if fill is None:  # dense already, no fill rows: no copy
+                return value
             return tf.pad(value, [[0, extra], [0, 0]])
 
         out = {}
