@@ -35,6 +35,7 @@ from tf_input.tokenizers import BytePairTokenizer  # noqa: E402
 from tf_input.tokenizers import SentencePieceTokenizer  # noqa: E402
 from tf_input.tokenizers import VocabularyTokenizer  # noqa: E402
 from tf_input.tokenizers import WordPieceTokenizer  # noqa: E402
+from tf_input.tokenizers import load_tokenizer  # noqa: E402
 from tf_input.trace import trace  # noqa: E402
 from tf_input.version import __version__  # noqa: E402
 
@@ -54,6 +55,7 @@ __all__ = [
     "data",
     "export_text_model",
     "load_text_model",
+    "load_tokenizer",
     "sinusoidal_encoding",
     "trace",
     "viz",

@@ -56,6 +56,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from tf_input._validation import check_positive_int
+from tf_input.tokenizers._templates import parse_templates
 from tf_input.tokenizers.base import Tokenizer
 
 # Step 1: what `clean_text` removes (NUL, U+FFFD, and Cc/Cf/Co as of
@@ -359,6 +360,12 @@ class WordPieceTokenizer(Tokenizer):
             token. Defaults to `100`, as in BERT.
         add_special_tokens: bool. Put `[CLS]` before and `[SEP]` after each
             sequence; both must be in the vocabulary. Defaults to `False`.
+        templates: None or `{"single": [...], "pair": [...]}` with items
+            `[piece, type_id]` (`piece` a token id, `"$A"` or `"$B"`), the
+            special tokens that `add_special_tokens=True` adds and
+            `templates()` returns, as a `tokenizer.json` post-processor
+            gives them (`tf_input.load_tokenizer` passes them). None
+            (default): `[CLS] $A [SEP]`.
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     Call arguments:
@@ -396,6 +403,7 @@ class WordPieceTokenizer(Tokenizer):
         unknown_token="[UNK]",
         max_word_length=100,
         add_special_tokens=False,
+        templates=None,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
@@ -429,7 +437,13 @@ class WordPieceTokenizer(Tokenizer):
                 "pass the vocabulary's own unknown token as `unknown_token`."
             )
         self._unknown_id = self._token_index[unknown_token]
-        if add_special_tokens:
+        self.templates_config = templates
+        if templates is not None:
+            parsed, self._start_ids, self._end_ids = parse_templates(
+                templates, len(self.vocabulary)
+            )
+            self._templates = parsed
+        elif add_special_tokens:
             missing = [
                 t for t in ("[CLS]", "[SEP]") if t not in self._token_index
             ]
@@ -899,6 +913,7 @@ class WordPieceTokenizer(Tokenizer):
             "strip_accents": self.strip_accents,
             "unknown_token": self.unknown_token,
             "max_word_length": self.max_word_length,
+            "templates": self.templates_config,
         }
 
 
