@@ -231,11 +231,19 @@ class _Lowercase:
         has_nul = tf.strings.regex_full_match(texts, "(?s).*\\x00.*")
 
         def around_nul():
+            # Op attributes are C strings: a NUL separator would be empty,
+            # so each piece gets its NUL as a tensor and the last one goes.
             parts = tf.strings.split(texts, sep="\x00")
-            lowered = parts.with_flat_values(
-                tf.strings.lower(parts.flat_values, encoding="utf-8")
+            flat = tf.strings.lower(parts.flat_values, encoding="utf-8")
+            nul = tf.fill(tf.shape(flat), tf.constant(b"\x00"))
+            joined = tf.strings.reduce_join(
+                parts.with_flat_values(tf.strings.join([flat, nul])), axis=-1
             )
-            return tf.strings.reduce_join(lowered, axis=-1, separator="\x00")
+            return tf.strings.substr(
+                joined,
+                tf.zeros_like(tf.strings.length(joined)),
+                tf.strings.length(joined) - 1,
+            )
 
         return tf.cond(
             tf.reduce_any(has_nul),

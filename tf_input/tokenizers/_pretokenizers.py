@@ -39,6 +39,9 @@ from tf_input.tokenizers._unicode import CodePoints
 from tf_input.tokenizers._unicode import rust_numeric
 
 SEP = b"\xff"  # never in valid UTF-8, and no RE2 class matches it
+# Before text that a Removed split drops: the text stays in place (so byte
+# offsets still match the original) until the pieces are cut out.
+_DROP = b"\xfd"
 # HF's ByteLevel pre-tokenizer regex (`use_regex=True`), GPT-2's.
 GPT2_PATTERN = (
     r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+"
@@ -223,10 +226,12 @@ class PreTokenizer:
                 sets.append(step.cut)
         self.alphabet = _ClassAlphabet(sets)
         rewrite = self.alphabet.rewrite
-        self._passes = []
+        # Passes, in stages: a stage ends after a pass that drops text, so
+        # that no later pass cuts into dropped text.
+        self._stages = [[]]
         for step in self.steps:
             if step.cut is not None:
-                self._passes.append(
+                self._stages[-1].append(
                     (
                         f"({rewrite(WHITE_SPACE).re2()}+)"
                         f"({rewrite(step.cut).re2()})"
@@ -234,7 +239,12 @@ class PreTokenizer:
                         b"\\1" + SEP + b"\\2\\3",
                     )
                 )
-            self._passes.append(self._match_pass(step, rewrite))
+            pattern, replacement, drops = self._match_pass(step, rewrite)
+            self._stages[-1].append((pattern, replacement))
+            if drops:
+                self._stages.append([])
+        if not self._stages[-1]:
+            self._stages.pop()
 
     def _match_pass(self, step, rewrite):
         re2 = _regex.to_re2(step.tree, rewrite)
@@ -245,19 +255,23 @@ class PreTokenizer:
                     f"{self.where}: the Contiguous behavior is only "
                     "supported for a pattern that is one character class."
                 )
-            return f"{rewrite(step.single_class).re2()}+", SEP + b"\\0" + SEP
+            pattern = f"{rewrite(step.single_class).re2()}+"
+            return pattern, SEP + b"\\0" + SEP, False
         if behavior == "Isolated" or (
             behavior == "Removed" and invert and step.covers_all
         ):
-            return re2, SEP + b"\\0" + SEP
+            return re2, SEP + b"\\0" + SEP, False
         if behavior == "Removed" and not invert:
-            return re2, SEP
+            return re2, SEP + _DROP + b"\\0" + SEP, True
         if behavior == "Removed":
             # Keep the matches only: every other character is matched
             # alone and dropped.
-            return f"({re2})|{rewrite(EVERYTHING).re2()}", SEP + b"\\1" + SEP
+            everything = rewrite(EVERYTHING).re2()
+            replacement = SEP + b"\\1" + SEP + _DROP + b"\\2"
+            return f"({re2})|({everything})", replacement, True
         merge_previous = (behavior == "MergedWithPrevious") != invert
-        return re2, (b"\\0" + SEP) if merge_previous else (SEP + b"\\0")
+        replacement = (b"\\0" + SEP) if merge_previous else (SEP + b"\\0")
+        return re2, replacement, False
 
     # --- Graph --------------------------------------------------------------
     def __call__(self, segments, is_token):
@@ -268,32 +282,59 @@ class PreTokenizer:
         """
         if self.prefix_space:
             starts_with_space = tf.strings.regex_full_match(segments, "(?s) .*")
+            # HF's `prepend` leaves an empty string alone.
+            empty = tf.strings.length(segments) == 0
             segments = tf.where(
-                is_token | starts_with_space,
+                is_token | starts_with_space | empty,
                 segments,
                 tf.strings.join([" ", segments]),
             )
-        if not self._passes:
-            marked = segments
-        else:
-            marked = self.alphabet.map_text(segments, ~is_token)
-            for pattern, rewrite in self._passes:
-                marked = tf.strings.regex_replace(marked, pattern, rewrite)
-        pieces = tf.strings.split(marked, sep=SEP)
-        lengths = tf.cast(tf.strings.length(pieces.flat_values), tf.int64)
-        starts = tf.cumsum(lengths, exclusive=True)
-        keep = tf.where(lengths > 0)[:, 0]
-        words = tf.strings.substr(
-            tf.strings.reduce_join(segments),
-            tf.gather(starts, keep),
-            tf.gather(lengths, keep),
-        )
-        kept_before = tf.concat(
-            [[0], tf.cumsum(tf.cast(lengths > 0, tf.int64))], 0
-        )
-        return tf.RaggedTensor.from_row_splits(
-            words, tf.gather(kept_before, pieces.row_splits), validate=False
-        )
+        count = tf.size(segments, out_type=tf.int64)
+        splits = tf.range(count + 1)
+        if not self._stages:
+            keep = tf.where(tf.strings.length(segments) > 0)[:, 0]
+            kept_before = tf.concat(
+                [
+                    [0],
+                    tf.cumsum(
+                        tf.cast(tf.strings.length(segments) > 0, tf.int64)
+                    ),
+                ],
+                0,
+            )
+            return tf.RaggedTensor.from_row_splits(
+                tf.gather(segments, keep), kept_before, validate=False
+            )
+        mapped = self.alphabet.map_text(segments, ~is_token)
+        for n, stage in enumerate(self._stages):
+            marked = mapped
+            for pattern, replacement in stage:
+                marked = tf.strings.regex_replace(marked, pattern, replacement)
+            pieces = tf.strings.split(marked, sep=SEP)
+            flat = pieces.flat_values
+            dropped = tf.strings.substr(flat, 0, 1) == _DROP
+            # A dropped piece holds one byte more than the text it covers.
+            lengths = tf.cast(tf.strings.length(flat), tf.int64) - tf.cast(
+                dropped, tf.int64
+            )
+            starts = tf.cumsum(lengths, exclusive=True)
+            kept = (lengths > 0) & ~dropped
+            at = tf.where(kept)[:, 0]
+            starts, lengths = tf.gather(starts, at), tf.gather(lengths, at)
+            segments = tf.strings.substr(
+                tf.strings.reduce_join(segments), starts, lengths
+            )
+            if n + 1 < len(self._stages):
+                mapped = tf.strings.substr(
+                    tf.strings.reduce_join(mapped), starts, lengths
+                )
+            kept_before = tf.concat(
+                [[0], tf.cumsum(tf.cast(kept, tf.int64))], 0
+            )
+            splits = tf.gather(
+                tf.gather(kept_before, pieces.row_splits), splits
+            )
+        return tf.RaggedTensor.from_row_splits(segments, splits, validate=False)
 
 
 class _ClassAlphabet:

@@ -240,11 +240,25 @@ def decomposition_table(compatibility):
             return [code_point]
         return [c for part in step for c in full(part)]
 
-    for first, last in assigned().ranges:
-        for code_point in range(first, last + 1):
-            if _one_step(code_point, compatibility) is not None:
-                table[code_point] = full(code_point)
+    for code_point in _maybe_decomposed():
+        if _one_step(code_point, compatibility) is not None:
+            table[code_point] = full(code_point)
     return table
+
+
+@functools.cache
+def _maybe_decomposed():
+    """Assigned code points, less whole blocks of 256 that NFKD leaves
+    alone (none of their characters decomposes), plus Hangul syllables."""
+    out = []
+    for first, last in assigned().ranges:
+        for start in range(first, last + 1, 256):
+            block = range(start, min(start + 256, last + 1))
+            text = "".join(map(chr, block))
+            in_hangul = _HANGUL_S <= start < _HANGUL_S + _HANGUL_COUNT
+            if in_hangul or not unicodedata.is_normalized("NFKD", text):
+                out.extend(block)
+    return out
 
 
 @functools.cache
@@ -265,9 +279,8 @@ def composition_table():
 
 def _canonical_pairs():
     out = {}
-    for first, last in assigned().ranges:
-        for code_point in range(first, last + 1):
-            step = _one_step(code_point, compatibility=False)
-            if step is not None and len(step) == 2:
-                out[code_point] = tuple(step)
+    for code_point in _maybe_decomposed():
+        step = _one_step(code_point, compatibility=False)
+        if step is not None and len(step) == 2:
+            out[code_point] = tuple(step)
     return out

@@ -18,6 +18,7 @@ import os
 import pathlib
 import re
 
+from tf_input.tokenizers._pretokenizers import PreTokenizer
 from tf_input.tokenizers.byte_pair import BytePairTokenizer
 from tf_input.tokenizers.byte_pair import byte_level
 
@@ -162,6 +163,13 @@ def load_tokenizer(
             f"add_special_tokens={add_special_tokens!r}."
         )
     path = pathlib.Path(path)
+    try:
+        return _load(path, add_special_tokens, pattern, special_tokens, options)
+    finally:
+        _JSON_CACHE.clear()
+
+
+def _load(path, add_special_tokens, pattern, special_tokens, options):
     if path.is_dir():
         candidates = find_tokenizer_files(path)
         if not candidates:
@@ -218,9 +226,11 @@ def _kind_of(path):
     name = path.name
     if name.endswith(".json"):
         data = _read_json(path)
-        if isinstance(data, dict) and "model" in data:
+        if isinstance(data, dict) and isinstance(data.get("model"), dict):
             return "tokenizer.json"
-        if isinstance(data, dict):
+        if isinstance(data, dict) and all(
+            isinstance(i, int) for i in data.values()
+        ):
             return "vocab.json"
         raise TokenizerFileError(
             f"{str(path)!r} is JSON but neither a tokenizer.json (an object "
@@ -252,15 +262,25 @@ def _read_text(path):
         ) from None
 
 
+_JSON_CACHE = {}
+
+
 def _read_json(path):
-    text = _read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TokenizerFileError(
-            f"{str(path)!r} is not valid JSON (truncated or corrupt?): "
-            f"{error.msg} at line {error.lineno}, column {error.colno}."
-        ) from None
+    """The parsed JSON of `path` (cached during one `load_tokenizer` call:
+    telling the kind of a file and loading it parse it once)."""
+    key = os.fspath(path)
+    data = _JSON_CACHE.get(key)
+    if data is None:
+        text = _read_text(path)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise TokenizerFileError(
+                f"{str(path)!r} is not valid JSON (truncated or corrupt?): "
+                f"{error.msg} at line {error.lineno}, column {error.colno}."
+            ) from None
+        _JSON_CACHE[key] = data
+    return data
 
 
 def _check_options(path, options, allowed):
@@ -301,11 +321,11 @@ def _load_tokenizer_json(path, *, add_special_tokens, **options):
             )
             return _bpe_from_json(data, config, add_special_tokens, split)
     except (KeyError, TypeError, ValueError) as error:
-        if isinstance(error, TokenizerFileError):
-            raise
         message = str(error).strip("'\"")
         if isinstance(error, KeyError):
             message = f"a required field is missing: {message}"
+        if str(path) in message:
+            raise
         raise TokenizerFileError(f"{where}: {message}") from None
     if kind in ("Unigram", "WordLevel"):
         later = (
@@ -354,6 +374,8 @@ def _bpe_from_json(data, config, add_special_tokens, split_special_tokens):
             f"{', a Metaspace pre-tokenizer' if metaspace else ''}), which is "
             "not supported yet; load its SentencePiece `.model` instead"
         )
+    # Unknown pre-tokenizer types first: they are the clearer error.
+    PreTokenizer(data.get("pre_tokenizer"), where="pre_tokenizer")
     if not any(p.get("type") == "ByteLevel" for p in pre):
         raise TokenizerFileError(
             "the model type 'BPE' without a ByteLevel pre-tokenizer (not a "
