@@ -688,3 +688,22 @@ def test_bad_arguments():
         load_tokenizer(LLM / "qwen3", add_special_tokens="yes")
     with pytest.raises(TypeError, match="Unknown option"):
         load_tokenizer(LLM / "bert_uncased", lowercase=False)
+
+
+# --- Command line ----------------------------------------------------------
+def test_command_line_takes_folders_with_several_tokenizers(capsys):
+    from tf_input import cli
+
+    bert = str(data_path("bert"))  # two vocab.txt files: the first is used
+    assert cli.main(["tokenize", "--vocab", bert, "I love it."]) == 0
+    out = capsys.readouterr()
+    assert (
+        "tokens" in out.out and "using bert-base-chinese-vocab.txt" in out.err
+    )
+    assert cli.main(["trace", "--vocab", bert, "I love it."]) == 0
+    spm = str(data_path("sentencepiece"))  # four .model files
+    assert cli.main(["tokenize", "--vocab", spm, "I love it."]) == 0
+    out = capsys.readouterr()
+    assert (
+        "tokens" in out.out and "using albert-base-v2-spiece.model" in out.err
+    )

@@ -733,3 +733,33 @@ def _load_sentencepiece(path, *, add_special_tokens, **options):
     return SentencePieceTokenizer(
         str(path), add_special_tokens=add_special_tokens
     )
+
+
+def load_for_command_line(vocab, merges=None, cased=False):
+    """`load_tokenizer` for `tf-input tokenize / trace / plot lengths`.
+
+    `--merges` and `--cased` become the `merges` and `lowercase` options
+    (only when given, so that a `tokenizer.json` takes its own). A folder
+    holding several tokenizer files loads the first in
+    `find_tokenizer_files` order, and says so on stderr.
+    """
+    import sys
+
+    path = pathlib.Path(vocab)
+    options = {}
+    if merges:
+        options["merges"] = merges
+    if cased:
+        options["lowercase"] = False
+    if path.is_dir():
+        found = find_tokenizer_files(path)
+        if len(found) > 1:
+            names = ", ".join(p.name for p, _ in found)
+            print(
+                f"tf-input: {str(path)!r} holds {len(found)} tokenizer files "
+                f"({names}); using {found[0][0].name}. Pass a file to choose "
+                "another.",
+                file=sys.stderr,
+            )
+            path = found[0][0]
+    return load_tokenizer(path, **options)
