@@ -512,11 +512,34 @@ class BytePairTokenizer(Tokenizer):
         )
         first_byte = np.array([raw[0] if raw else 0 for raw in token_bytes])
         last_byte = np.array([raw[-1] if raw else 0 for raw in token_bytes])
-        joinable = np.zeros(256 * 256, bool)
-        joinable[
+        junction = (
             last_byte[merge_ids[:, 0]] * 256 + first_byte[merge_ids[:, 1]]
-        ] = True
+        )
+        joinable = np.zeros(256 * 256, bool)
+        joinable[junction] = True
         self._joinable = tf.constant(joinable)
+        # Junctions between whole characters, by character pair; the others
+        # (a token that starts or ends inside a character) by byte pair.
+        last_char = np.array(
+            [_edge_char(raw, last=True) for raw in token_bytes]
+        )
+        first_char = np.array(
+            [_edge_char(raw, last=False) for raw in token_bytes]
+        )
+        left_char = last_char[merge_ids[:, 0]]
+        right_char = first_char[merge_ids[:, 1]]
+        whole = (left_char >= 0) & (right_char >= 0)
+        partial = np.zeros(256 * 256, bool)
+        partial[junction[~whole]] = True
+        self._partial_joinable = tf.constant(partial)
+        char_keys = np.unique(left_char[whole] * 0x110000 + right_char[whole])
+        self._char_joinable = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(np.append(char_keys, -1), tf.int64),
+                tf.ones([len(char_keys) + 1], tf.int64),
+            ),
+            default_value=tf.constant(0, tf.int64),
+        )
 
         # Words that are one token: run BPE over every byte-level token and
         # keep those that come out whole (for GPT-2, all 50256 of them).
@@ -677,7 +700,24 @@ class BytePairTokenizer(Tokenizer):
         num_bytes = tf.size(byte_values, out_type=tf.int64)
         pair = byte_values[:-1] * 256 + byte_values[1:]
         word_start = marks(starts[1:], num_bytes + 1)[1:num_bytes] > 0
-        cut = word_start | ~tf.gather(self._joinable, pair)
+        # Between characters, the two characters decide (a byte pair such
+        # as a CJK character's last byte and the next one's first byte is
+        # joined by some merge in any vocabulary with CJK words); inside a
+        # character, the byte pair does.
+        chars, offsets = tf.strings.unicode_decode_with_offsets(joined, "UTF-8")
+        offsets = tf.cast(offsets, tf.int64)
+        key = tf.cast(chars[:-1], tf.int64) * 0x110000 + tf.cast(
+            chars[1:], tf.int64
+        )
+        at = offsets[1:]
+        joins = (self._char_joinable.lookup(key) > 0) | tf.gather(
+            self._partial_joinable, tf.gather(pair, tf.maximum(at - 1, 0))
+        )
+        char_cut = marks(_take(at, ~joins), num_bytes + 1)[1:num_bytes] > 0
+        inside = (byte_values[1:] >= 0x80) & (byte_values[1:] < 0xC0)
+        cut = word_start | tf.where(
+            inside, ~tf.gather(self._joinable, pair), char_cut
+        )
         # [:size] keeps it empty when there are no bytes at all.
         cut = tf.concat([[True], cut], 0)[:num_bytes]
         chunk_at = tf.where(cut)[:, 0]
@@ -755,6 +795,20 @@ class BytePairTokenizer(Tokenizer):
             )
             return tf.bitwise.right_shift(self._merge_table.lookup(key), 32)
 
+        def pair_best(tok, chunk_of, at):
+            """`best` of the pairs (at, at + 1): rank << 32 | merged id, so
+            that a min picks the best pair; INF across chunks or at the
+            end."""
+            size = tf.size(tok, out_type=tf.int64)
+            after = tf.minimum(at + 1, tf.maximum(size - 1, 0))
+            same = (at + 1 < size) & (
+                tf.gather(chunk_of, at) == tf.gather(chunk_of, after)
+            )
+            key = tf.cast(tf.gather(tok, at), tf.int64) * num_tokens + tf.cast(
+                tf.gather(tok, after), tf.int64
+            )
+            return tf.where(same, self._merge_table.lookup(key), _INF)
+
         def first_steps_only(pick, tok, chunk_of, new_id, best):
             """Keeps, per chunk, the picks up to the first one whose merge
             makes a pair ranked below the current one."""
@@ -786,23 +840,12 @@ class BytePairTokenizer(Tokenizer):
             keep = position <= tf.gather(first_lower, chunk)
             return marks(_take(at, keep), tf.size(pick, out_type=tf.int64)) > 0
 
-        def step(tok, chunk_of, _):
-            left, right = tok[:-1], tok[1:]
-            key = tf.cast(left, tf.int64) * num_tokens + tf.cast(
-                right, tf.int64
-            )
-            # `best`: rank << 32 | merged id, so the min is the best pair.
-            best = tf.where(
-                chunk_of[:-1] == chunk_of[1:],
-                self._merge_table.lookup(key),
-                _INF,
-            )
+        def step(tok, chunk_of, best, done_tok, done_chunk, steps, _):
+            # best[i]: the pair (i, i + 1); the last one is always INF.
             chunk_best = tf.math.unsorted_segment_min(
-                best, chunk_of[:-1], num_chunks
+                best, chunk_of, num_chunks
             )
-            pick = (best != _INF) & (
-                best == tf.gather(chunk_best, chunk_of[:-1])
-            )
+            pick = (best != _INF) & (best == tf.gather(chunk_best, chunk_of))
             overlap = tf.reduce_any(pick[1:] & pick[:-1])
             pick = tf.cond(
                 overlap, lambda: every_other_in_runs(pick), lambda: pick
@@ -810,23 +853,52 @@ class BytePairTokenizer(Tokenizer):
             new_id = tf.cast(tf.bitwise.bitwise_and(best, 0xFFFFFFFF), tf.int32)
             if not self._all_at_once:
                 pick = first_steps_only(pick, tok, chunk_of, new_id, best)
-            tok = tf.where(
-                tf.concat([pick, [False]], 0),
-                tf.concat([new_id, [0]], 0),
-                tok,
+            tok = tf.where(pick, new_id, tok)
+            # A chunk without a pair left is finished: its tokens leave the
+            # loop, so that later steps only see the chunks still merging
+            # (a batch of Chinese has many short chunks and a few long).
+            finished = tf.gather(chunk_best == _INF, chunk_of)
+            done_tok = done_tok.write(steps, _take(tok, finished))
+            done_chunk = done_chunk.write(steps, _take(chunk_of, finished))
+            keep = ~tf.concat([[False], pick[:-1]], 0) & ~finished
+            picked = _take(pick, keep)
+            tok, chunk_of = _take(tok, keep), _take(chunk_of, keep)
+            best = _take(best, keep)
+            # Pairs that hold a merged token change; the others keep their
+            # best (a hash lookup per pair and step saved).
+            changed = picked | tf.concat([picked[1:], [False]], 0)
+            at = tf.where(changed)[:, 0]
+            best = tf.tensor_scatter_nd_update(
+                best, at[:, None], pair_best(tok, chunk_of, at)
             )
-            keep = ~tf.concat([[False], pick], 0)
-            return _take(tok, keep), _take(chunk_of, keep), tf.reduce_any(pick)
+            return (
+                tok,
+                chunk_of,
+                best,
+                done_tok,
+                done_chunk,
+                steps + 1,
+                tf.reduce_any(pick),
+            )
 
-        # Finished chunks stay in the loop: the distinct chunks that reach
-        # it are few, and collecting finished ones (TensorArrays, then a
-        # reordering gather) cost more in graph size, which tf.data pays
-        # each time it builds an iterator (measured: 395 vs 478 ms CPU).
-        tok, chunk_of, _ = tf.while_loop(
-            lambda tok, chunk_of, merged: merged & (tf.size(tok) > 1),
+        size = tf.size(tok, out_type=tf.int64)
+        best = pair_best(tok, chunk_of, tf.range(size))
+        arrays = [
+            tf.TensorArray(dtype, size=0, dynamic_size=True, infer_shape=False)
+            for dtype in (tf.int32, tf.int32)
+        ]
+        tok, chunk_of, _, done_tok, done_chunk, steps, _ = tf.while_loop(
+            lambda tok, *_: tf.size(tok) > 0,
             step,
-            [tok, chunk_of, tf.constant(True)],
+            [tok, chunk_of, best, *arrays, tf.constant(0), tf.constant(True)],
         )
+        # Finished chunks in the order they finished: a stable sort by chunk
+        # puts every token back in place.
+        done_tok = done_tok.write(steps, tok).concat()
+        done_chunk = done_chunk.write(steps, chunk_of).concat()
+        order = tf.argsort(done_chunk, stable=True)
+        tok = tf.gather(done_tok, order)
+        chunk_of = tf.gather(done_chunk, order)
         counts = tf.math.unsorted_segment_sum(
             tf.ones_like(chunk_of, tf.int64),
             tf.gather(chunk_word, chunk_of),
@@ -927,6 +999,29 @@ class BytePairTokenizer(Tokenizer):
             "roles": self._data.roles,
         }
         return {**config, **extra}
+
+
+def _edge_char(raw, last):
+    """The code point of the first (last) character of `raw` bytes, or -1
+    if the token starts (ends) inside a character."""
+    if not raw:
+        return -1
+    if last:
+        start = len(raw) - 1
+        while start > 0 and 0x80 <= raw[start] < 0xC0:
+            start -= 1
+        edge = raw[start:]
+    else:
+        lead = raw[0]
+        size = (
+            1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        )
+        edge = raw[:size]
+    try:
+        text = edge.decode("utf-8")
+    except UnicodeDecodeError:
+        return -1
+    return ord(text) if len(text) == 1 else -1
 
 
 def _string_table(keys, values):
