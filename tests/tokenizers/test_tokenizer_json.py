@@ -306,10 +306,21 @@ def test_split_special_tokens(trained, tmp_path):
     check(reference, ours)
 
 
-def test_single_word_is_a_clear_error(trained, tmp_path):
-    added = [AddedToken("<mask>", single_word=True)]
-    with pytest.raises(ValueError, match="single_word=True"):
-        build(trained, tmp_path, added=added)
+def test_single_word(trained, tmp_path):
+    """A single_word token is only found between non-word characters
+    (Rust's `\\w`: letters, marks, digits, connectors, circled letters)."""
+    added = [
+        AddedToken("<mask>", single_word=True),
+        AddedToken("ab", single_word=True, normalized=False),
+        AddedToken("<sep>", special=True),
+    ]
+    reference, ours = build(trained, tmp_path, added=added)
+    texts = TEXTS + [
+        "ab abc xab ab. (ab) ab<sep>ab <mask><mask> a<mask> <mask>b",
+        "é<mask> ①<mask> Ⓐ<mask> _<mask> \u200d<mask> 1ab ab2 ab_",
+        "<sep><mask><sep> ab\nab\tab",
+    ]
+    check(reference, ours, texts)
 
 
 # --- Post-processors --------------------------------------------------------

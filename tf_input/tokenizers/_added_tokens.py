@@ -6,7 +6,8 @@ raw text, then those with `normalized=True` from each normalized piece.
 Matches are leftmost-longest and do not overlap (an Aho-Corasick scan);
 a match is then dropped back into the text if the token is special and
 `split_special_tokens` is on, or if it is `single_word` and touches a word
-character; `lstrip` / `rstrip` tokens take the whitespace beside them.
+character (Rust's `\\w`); `lstrip` / `rstrip` tokens take the whitespace
+beside them.
 
 `Extractor` does the same with one `regex_replace` (alternatives longest
 first, which RE2's leftmost-first matching turns into leftmost-longest),
@@ -23,6 +24,7 @@ import tensorflow as tf
 
 from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._unicode import CodePoints
+from tf_input.tokenizers._unicode import rust_word
 
 SEP = b"\xff"
 _MARK = b"\xfe"  # before the content of a match, right after the scan
@@ -119,13 +121,8 @@ class Extractor(tf.Module):
 
     def __init__(self, tokens, split_special_tokens, where):
         super().__init__()
-        if any(t["single_word"] for t in tokens):
-            raise ValueError(
-                f"{where}: added tokens with single_word=True are not "
-                "supported yet. Received: "
-                f"{[t['content'] for t in tokens if t['single_word']][:3]}."
-            )
         self.has_tokens = bool(tokens)
+        self.has_single_word = any(t["single_word"] for t in tokens)
         by_length = sorted(tokens, key=lambda t: (-len(t["content"]), t["id"]))
         self.pattern = "|".join(_literal(t["content"]) for t in by_length)
         self.has_skipped = split_special_tokens and any(
@@ -142,6 +139,7 @@ class Extractor(tf.Module):
             for t in tokens
             if split_special_tokens and t["special"]
         ]
+        single_word = [t["content"] for t in tokens if t["single_word"]]
         lstrip = [t["content"] for t in tokens if t["lstrip"]]
         rstrip = [t["content"] for t in tokens if t["rstrip"]]
         placeholders = [placeholder(t["id"]) for t in tokens]
@@ -160,6 +158,8 @@ class Extractor(tf.Module):
         )
         self._skipped = table([c.encode() for c in skipped],
                               [True] * len(skipped), False)  # fmt: skip
+        self._single_word = table([c.encode() for c in single_word],
+                                  [True] * len(single_word), False)  # fmt: skip
         self._lstrip = table([c.encode() for c in lstrip],
                              [True] * len(lstrip), False)  # fmt: skip
         self._rstrip = table([c.encode() for c in rstrip],
@@ -199,7 +199,13 @@ class Extractor(tf.Module):
         )
         kept = is_match
         if self.has_skipped:
-            kept = is_match & ~self._skipped.lookup(content)
+            kept = kept & ~self._skipped.lookup(content)
+        if self.has_single_word:
+            kept = kept & ~(
+                self._single_word.lookup(content)
+                & _touches_a_word(content, splits)
+            )
+        if self.has_skipped or self.has_single_word:
             content, kept, splits = _merge_dropped(content, kept, splits)
         if self.has_strips:
             content = self._strip(content, kept, splits)
@@ -234,6 +240,44 @@ def _marks(positions, size):
         tf.ones_like(positions), positions, size + 1
     )
     return counts[:size] > 0
+
+
+_WORD = rust_word().re2()
+
+
+def _touches_a_word(content, splits):
+    """Per segment: a word character (Rust's `\\w`) ends the text before it
+    or starts the text after it, in its row (HF's `single_word` test)."""
+    size = tf.size(content, out_type=tf.int64)
+    first_in_row = _marks(splits[:-1], size)
+    last_in_row = _marks(splits[1:] - 1, size)
+    nonempty = tf.strings.length(content) > 0
+    ends = tf.strings.regex_full_match(content, f"(?s).*{_WORD}")
+    starts = tf.strings.regex_full_match(content, f"{_WORD}(?s).*")
+
+    # At most one empty segment lies between two non-empty ones (the text
+    # between two adjacent matches), so the neighbour is one or two away.
+    def shifted(values, by, fill):
+        pad = tf.fill([abs(by)], fill)
+        if by > 0:
+            return tf.concat([pad, values[:-by]], 0)[:size]
+        return tf.concat([values[-by:], pad], 0)[:size]
+
+    no_prev = first_in_row
+    no_prev2 = no_prev | shifted(first_in_row, 1, True)
+    before = tf.where(
+        shifted(nonempty, 1, False) & ~no_prev,
+        shifted(ends, 1, False),
+        ~no_prev2 & shifted(ends, 2, False),
+    )
+    no_next = last_in_row
+    no_next2 = no_next | shifted(last_in_row, -1, True)
+    after = tf.where(
+        shifted(nonempty, -1, False) & ~no_next,
+        shifted(starts, -1, False),
+        ~no_next2 & shifted(starts, -2, False),
+    )
+    return before | after
 
 
 def _merge_dropped(content, kept, splits):

@@ -170,6 +170,26 @@ def general_category(name):
     return functools.reduce(CodePoints.__or__, members)
 
 
+# Rust's regex `\w` (HF's `single_word` test for added tokens) beyond the
+# categories L, Nl, M, Nd, Pc: Join_Control and the Other_Alphabetic
+# symbols (circled and squared letters). Measured on every code point.
+_RUST_EXTRA_WORD = CodePoints.parse(
+    "200C-200D 24B6-24E9 1F130-1F149 1F150-1F169 1F170-1F189"
+)
+
+
+def rust_word():
+    """Rust regex's `\\w`: what makes an added token not a `single_word`."""
+    return (
+        general_category("L")
+        | general_category("Nl")
+        | general_category("M")
+        | general_category("Nd")
+        | general_category("Pc")
+        | _RUST_EXTRA_WORD
+    )
+
+
 def rust_numeric():
     """Rust's `char::is_numeric`, HF's `Digits` pre-tokenizer class."""
     return general_category("N") | _RUST_EXTRA_NUMERIC

@@ -258,7 +258,7 @@ class BytePairTokenizer(Tokenizer):
             `Prepend`, `Strip`, `Sequence`).
         added_tokens: None (default) or a `tokenizer.json` `added_tokens`
             list: dicts with `id`, `content`, `special`, `lstrip`,
-            `rstrip`, `single_word` (not supported yet), `normalized`.
+            `rstrip`, `single_word`, `normalized`.
             Their ids may lie beyond the vocabulary (gaps between are not
             tokens: they detokenize to nothing, as in HF).
         ignore_merges: bool. A word that is itself a token is taken whole
