@@ -146,11 +146,24 @@ def load_tokenizer(
         ValueError: a corrupt or unsupported file, naming the path and the
             problem.
 
-    Example:
+    Example (a tiny `tokenizer.json`; Qwen 3's folder gives
+    `[151644, 872]` for `"<|im_start|>user"` the same way):
 
-    >>> tokenizer = tf_input.load_tokenizer(qwen3_folder)  # doctest: +SKIP
-    >>> tokenizer("<|im_start|>user").numpy().tolist()  # doctest: +SKIP
-    [151644, 872]
+    >>> import json, pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> (folder / "tokenizer.json").write_text(json.dumps({
+    ...     "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},
+    ...               "merges": [["a", "b"]]},
+    ...     "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
+    ...     "decoder": {"type": "ByteLevel"},
+    ...     "added_tokens": [{"id": 3, "content": "<s>", "special": True}],
+    ... }))
+    251
+    >>> tokenizer = tf_input.load_tokenizer(folder)
+    >>> tokenizer("ab<s>a").numpy().tolist()
+    [2, 3, 0]
+    >>> tokenizer.detokenize([2, 3, 0], skip_special_tokens=True).numpy()
+    b'aba'
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
