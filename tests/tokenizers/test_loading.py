@@ -180,14 +180,21 @@ def assert_same_ids(name, tokenizer, texts, add_special_tokens=False):
     return got
 
 
+def _ragged(rows):
+    flat = np.array([i for row in rows for i in row], np.int32)
+    lengths = np.array([len(row) for row in rows], np.int64)
+    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+
+
 def assert_decodes_like_reference(name, tokenizer, ids, skip=False):
-    if isinstance(tokenizer, WordPieceTokenizer):
-        text = tokenizer.detokenize(tf.ragged.constant(ids, tf.int32))
-    else:
-        text = tokenizer.detokenize(
-            tf.ragged.constant(ids, tf.int32), skip_special_tokens=skip
-        )
-    got = [t.decode("utf-8") for t in text.numpy()]
+    got = []
+    for start in range(0, len(ids), 4096):
+        batch = _ragged(ids[start : start + 4096])
+        if isinstance(tokenizer, WordPieceTokenizer):
+            text = tokenizer.detokenize(batch)
+        else:
+            text = tokenizer.detokenize(batch, skip_special_tokens=skip)
+        got += [t.decode("utf-8") for t in text.numpy()]
     want = reference_decode(name, ids, skip)
     bad = [(i, g, w) for i, g, w in zip(ids, got, want) if g != w]
     assert not bad, f"{name}: {len(bad)}/{len(ids)} differ; first {bad[0]}"
