@@ -191,6 +191,12 @@ def test_untranslatable_patterns_are_clear_errors(pattern, message):
         _regex.plan_split(pattern)
 
 
+def test_the_lookahead_tail_alone():
+    texts = _probes(_sampled_code_points(step=4001))
+    pattern = r"\s+(?!\S)|\s+"
+    assert _our_pieces(pattern, texts) == _hf_pieces(pattern, texts)
+
+
 def test_the_lookahead_cut_is_chosen_from_the_pattern():
     gpt2 = _regex.plan_split(PATTERNS["gpt2"])
     assert gpt2.cut_before_last == _unicode.WHITE_SPACE  # every run

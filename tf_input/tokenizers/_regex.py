@@ -732,9 +732,11 @@ def plan_split(pattern):
     tree = parse(pattern)
     alternatives = list(tree.items) if isinstance(tree, Alt) else [tree]
     cut = None
-    if len(alternatives) >= 3 and _is_lookahead_tail(alternatives[-2:]):
-        head = _alt(alternatives[:-2])
-        cut = _analyse_tail(head, pattern)
+    if len(alternatives) >= 2 and _is_lookahead_tail(alternatives[-2:]):
+        if len(alternatives) == 2:
+            cut = WHITE_SPACE  # nothing else can match a run
+        else:
+            cut = _analyse_tail(_alt(alternatives[:-2]), pattern)
         alternatives = alternatives[:-2] + [Repeat(Chars(WHITE_SPACE), 1, None)]
         tree = _alt(alternatives)
     re2 = to_re2(tree)  # raises on any other lookaround
