@@ -10,18 +10,20 @@ Two things make the passes exact and fast:
 * Every regex is translated by `_regex.plan_split` (Oniguruma semantics,
   Oniguruma's Unicode tables, the `\\s+(?!\\S)` lookahead removed by a
   proven cut).
-* The passes run on a *class alphabet*: each non-ASCII character is
-  replaced by a representative of its class, the set of characters that
-  every character class of the description treats alike, with the same
-  UTF-8 length. Splits are then unchanged, byte for byte, and the regexes
-  hold a few dozen characters instead of Unicode tables. This matters:
-  RE2's DFA runs out of memory on o200k's regex over Chinese text, which
-  took 524 ms a batch of 1024 lines of Hong Lou Meng with its own
-  classes against 10 ms for the GPT-2 regex (a 50x slowdown); on the class
-  alphabet it takes about as long as any other regex. ASCII characters
-  are their own representatives, and lines of pure ASCII are not mapped
-  at all. The words themselves are then cut out of the original text at
-  the same byte offsets.
+* Where a regex strains RE2's DFA (`_regex.strains_the_dfa`: o200k's
+  two adjacent runs of large overlapping letter classes), the passes run
+  on a *class alphabet*: each non-ASCII character is replaced by a
+  representative of its class, the set of characters that every
+  character class of the description treats alike, with the same UTF-8
+  length. Splits are then unchanged, byte for byte, and the regexes hold a
+  few dozen characters instead of Unicode tables. RE2's DFA runs out of
+  memory on o200k's regex over Chinese text, which took 524-739 ms a batch
+  of 1024 lines of Hong Lou Meng with its own classes against 10-18 ms
+  for the other families' regexes (a 50x slowdown); on the class alphabet
+  it takes about as long as any other regex. ASCII characters are their
+  own representatives, and lines of pure ASCII are not mapped at all. The
+  words are then cut out of the original text at the same byte offsets.
+  The other regexes run on the text itself, which is cheaper.
 """
 
 from __future__ import annotations
@@ -224,8 +226,17 @@ class PreTokenizer:
             sets.extend(_regex.char_sets(step.tree))
             if step.cut is not None:
                 sets.append(step.cut)
-        self.alphabet = _ClassAlphabet(sets)
-        rewrite = self.alphabet.rewrite
+        # The class alphabet only where RE2's DFA needs it: it costs a
+        # decode and re-encode of every non-ASCII line, and cutting the words
+        # out of the original text (11 + 9 ms a batch of WikiText, more
+        # than the split itself).
+        self.mapped = any(
+            _regex.strains_the_dfa(step.tree) for step in self.steps
+        )
+        self.alphabet = _ClassAlphabet(sets) if self.mapped else None
+        rewrite = (
+            self.alphabet.rewrite if self.mapped else (lambda points: points)
+        )
         # Passes, in stages: a stage ends after a pass that drops text, so
         # that no later pass cuts into dropped text.
         self._stages = [[]]
@@ -305,6 +316,8 @@ class PreTokenizer:
             return tf.RaggedTensor.from_row_splits(
                 tf.gather(segments, keep), kept_before, validate=False
             )
+        if not self.mapped:
+            return self._split_in_place(segments, splits)
         mapped = self.alphabet.map_text(segments, ~is_token)
         for n, stage in enumerate(self._stages):
             marked = mapped
@@ -328,6 +341,27 @@ class PreTokenizer:
                 mapped = tf.strings.substr(
                     tf.strings.reduce_join(mapped), starts, lengths
                 )
+            kept_before = tf.concat(
+                [[0], tf.cumsum(tf.cast(kept, tf.int64))], 0
+            )
+            splits = tf.gather(
+                tf.gather(kept_before, pieces.row_splits), splits
+            )
+        return tf.RaggedTensor.from_row_splits(segments, splits, validate=False)
+
+    def _split_in_place(self, segments, splits):
+        """The stages on the text itself: the pieces are what the split
+        gives (less the dropped and empty ones)."""
+        for stage in self._stages:
+            marked = segments
+            for pattern, replacement in stage:
+                marked = tf.strings.regex_replace(marked, pattern, replacement)
+            pieces = tf.strings.split(marked, sep=SEP)
+            flat = pieces.flat_values
+            kept = (tf.strings.length(flat) > 0) & (
+                tf.strings.substr(flat, 0, 1) != _DROP
+            )
+            segments = tf.gather(flat, tf.where(kept)[:, 0])
             kept_before = tf.concat(
                 [[0], tf.cumsum(tf.cast(kept, tf.int64))], 0
             )
