@@ -1,13 +1,22 @@
 """Tokenizer throughput inside tf.data, against the tokenizers users pick.
 
-For each family (WordPiece, byte-level BPE, SentencePiece) and corpus, the
-same lines go through:
+For each family (WordPiece, byte-level BPE, SentencePiece, and the
+`tokenizer.json` / tiktoken files of today's LLMs) and corpus, the same
+lines go through:
 
 * ours: `tf.data` from the lines, batches of 1024, `map(tokenizer)` with
   AUTOTUNE parallelism, prefetch;
-* keras-hub's tokenizer of the same kind, in the same pipeline;
-* the reference: Hugging Face `tokenizers` `encode_batch` (WordPiece, BPE)
-  or `sentencepiece`'s batch `encode`, on the same batches of 1024.
+* keras-hub's tokenizer of the same kind, in the same pipeline (not for the
+  LLM files, which keras-hub cannot load with the right pre-tokenizer);
+* the reference: Hugging Face `tokenizers` `encode_batch` (WordPiece, BPE,
+  every `tokenizer.json`) or `sentencepiece`'s batch `encode`, on the same
+  batches of 1024; for cl100k, o200k and Qwen 3 also tiktoken's
+  `encode_ordinary_batch` (Rust, multi-threaded), with Qwen's vocabulary as
+  tiktoken ranks.
+
+`--construction` instead times `load_tokenizer` for o200k (its
+`tokenizer.json` and its `.tiktoken` file) in fresh processes and reports
+the peak memory.
 
 One warm-up pass is excluded; each figure is the median of `--repeats`
 passes, with the implementations interleaved so machine noise hits all of
@@ -23,7 +32,9 @@ import os
 import pathlib
 import platform
 import statistics
+import subprocess
 import sys
+import textwrap
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -33,7 +44,9 @@ import keras_hub  # noqa: E402
 import numpy as np  # noqa: E402
 import sentencepiece  # noqa: E402
 import tensorflow as tf  # noqa: E402
+import tiktoken  # noqa: E402
 import tokenizers  # noqa: E402
+from tiktoken.load import load_tiktoken_bpe  # noqa: E402
 
 import tf_input  # noqa: E402
 from tf_input import tokenizers as ours  # noqa: E402
@@ -66,11 +79,38 @@ def corpora(limit):
         "wikitext": spread(
             read_lines(DATA / "corpora/wikitext-2-raw-test.txt"), limit
         ),
+        "tinyshakespeare": spread(
+            read_lines(DATA / "corpora/tinyshakespeare.txt"), limit
+        ),
         "tatoeba-36": spread(tatoeba, limit),
         "hongloumeng": spread(
             read_lines(DATA / "corpora/hongloumeng.txt"), limit
         ),
     }
+
+
+CLASSIC_CORPORA = ("wikitext", "tatoeba-36", "hongloumeng")
+LLM_CORPORA = ("wikitext", "tinyshakespeare", "hongloumeng")
+RANK_SPECIALS = {
+    "cl100k": {"<|endoftext|>": 100257, "<|endofprompt|>": 100276},
+    "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+}
+# tiktoken's own patterns (tiktoken_ext/openai_public.py); Qwen's is its
+# tokenizer.json regex, which tiktoken (fancy-regex) runs as it is.
+TIKTOKEN_PATTERNS = {
+    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
+    "o200k": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+}
 
 
 def pipeline_runner(tokenizer, lines):
@@ -87,6 +127,29 @@ def pipeline_runner(tokenizer, lines):
         for ids in ds:
             tokens += int(ids.flat_values.shape[0])
         return tokens
+
+    return run
+
+
+def steady_runner(tokenizer, lines, batches=24):
+    """Returns f() -> lines/s of one iterator over the lines repeated to
+    about `batches` batches, timed from its first batch: the throughput
+    once the iterator runs, without its start-up (which tf.data pays per
+    epoch: 0.15-0.3 s here, most of a 3-batch corpus)."""
+    repeats = max(1, -(-batches * BATCH // len(lines)))
+    ds = tf.data.Dataset.from_tensor_slices(lines).repeat(repeats)
+    ds = ds.batch(BATCH).map(tokenizer, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+
+    def run():
+        iterator = iter(ds)
+        first = next(iterator)
+        done = 0
+        start = time.perf_counter()
+        for ids in iterator:
+            done += int(ids.nrows())
+        del first
+        return done / (time.perf_counter() - start)
 
     return run
 
@@ -111,56 +174,205 @@ def ids_of(tokenizer, lines):
     return out
 
 
-def families():
+def hf_encoder(tok):
+    def encode(batch):
+        return [
+            e.ids for e in tok.encode_batch(batch, add_special_tokens=False)
+        ]
+
+    return encode
+
+
+def tiktoken_encoder(encoding):
+    def encode(batch):
+        return encoding.encode_ordinary_batch(batch)
+
+    return encode
+
+
+def families(selected):
+    """`{name: lazily built family}`; a family is a function returning a
+    dict with `ours`, optional `keras-hub`, `references` (name, encode),
+    the first of which sets the parity, and `corpora`."""
     bert = str(DATA / "bert/bert-base-uncased-vocab.txt")
     vocab_json = str(DATA / "gpt2/vocab.json")
     merges = str(DATA / "gpt2/merges.txt")
     spm_path = str(DATA / "sentencepiece/mistral-7b-v0.3-tokenizer.model")
     albert_path = str(DATA / "sentencepiece/albert-base-v2-spiece.model")
+    llm = DATA / "llm"
 
-    hf_bert = tokenizers.BertWordPieceTokenizer(bert, lowercase=True)
-    hf_bpe = tokenizers.ByteLevelBPETokenizer(vocab_json, merges)
-    spm = sentencepiece.SentencePieceProcessor(model_file=spm_path)
-    albert = sentencepiece.SentencePieceProcessor(model_file=albert_path)
-
-    def hf(tok):
-        def encode(batch):
-            return [
-                e.ids for e in tok.encode_batch(batch, add_special_tokens=False)
-            ]
-
-        return encode
-
-    return {
-        "WordPiece (BERT uncased)": {
+    def wordpiece():
+        hf_bert = tokenizers.BertWordPieceTokenizer(bert, lowercase=True)
+        return {
             "ours": ours.WordPieceTokenizer.from_vocab_file(bert),
             "keras-hub": keras_hub.tokenizers.WordPieceTokenizer(
                 vocabulary=bert, lowercase=True, strip_accents=True
             ),
-            "reference": ("HF tokenizers", hf(hf_bert)),
-        },
-        "byte-level BPE (GPT-2)": {
+            "references": [("HF tokenizers", hf_encoder(hf_bert))],
+            "corpora": CLASSIC_CORPORA,
+        }
+
+    def gpt2():
+        hf_bpe = tokenizers.ByteLevelBPETokenizer(vocab_json, merges)
+        return {
             "ours": ours.BytePairTokenizer.from_files(vocab_json, merges),
             "keras-hub": keras_hub.tokenizers.BytePairTokenizer(
                 vocabulary=vocab_json, merges=merges
             ),
-            "reference": ("HF tokenizers", hf(hf_bpe)),
-        },
-        "SentencePiece (Mistral v0.3)": {
-            "ours": ours.SentencePieceTokenizer(spm_path),
-            "keras-hub": keras_hub.tokenizers.SentencePieceTokenizer(
-                proto=spm_path
-            ),
-            "reference": ("sentencepiece", spm.encode),
-        },
-        "SentencePiece (ALBERT, unigram)": {
-            "ours": ours.SentencePieceTokenizer(albert_path),
-            "keras-hub": keras_hub.tokenizers.SentencePieceTokenizer(
-                proto=albert_path
-            ),
-            "reference": ("sentencepiece", albert.encode),
-        },
+            "references": [("HF tokenizers", hf_encoder(hf_bpe))],
+            "corpora": CLASSIC_CORPORA,
+        }
+
+    def sentencepiece_family(path):
+        def build():
+            spm = sentencepiece.SentencePieceProcessor(model_file=path)
+            return {
+                "ours": ours.SentencePieceTokenizer(path),
+                "keras-hub": keras_hub.tokenizers.SentencePieceTokenizer(
+                    proto=path
+                ),
+                "references": [("sentencepiece", spm.encode)],
+                "corpora": CLASSIC_CORPORA,
+            }
+
+        return build
+
+    def tokenizer_json(folder, with_tiktoken):
+        def build():
+            path = llm / folder / "tokenizer.json"
+            references = [
+                (
+                    "HF tokenizers",
+                    hf_encoder(tokenizers.Tokenizer.from_file(str(path))),
+                )
+            ]
+            if with_tiktoken:
+                references.append(("tiktoken", tiktoken_encoder(
+                    tiktoken_from_json(path, with_tiktoken))))  # fmt: skip
+            return {
+                "ours": ours.load_tokenizer(llm / folder),
+                "references": references,
+                "corpora": LLM_CORPORA,
+            }
+
+        return build
+
+    def rank_file(name):
+        def build():
+            path = llm / name / f"{name}_base.tiktoken"
+            encoding = tiktoken.Encoding(
+                name,
+                pat_str=TIKTOKEN_PATTERNS[name],
+                mergeable_ranks=load_tiktoken_bpe(str(path)),
+                special_tokens=RANK_SPECIALS[name],
+            )
+            return {
+                "ours": ours.load_tokenizer(
+                    path, pattern=name, special_tokens=RANK_SPECIALS[name]
+                ),
+                "references": [("tiktoken", tiktoken_encoder(encoding))],
+                "corpora": LLM_CORPORA,
+            }
+
+        return build
+
+    table = {
+        "WordPiece (BERT uncased)": wordpiece,
+        "byte-level BPE (GPT-2)": gpt2,
+        "SentencePiece (Mistral v0.3)": sentencepiece_family(spm_path),
+        "SentencePiece (ALBERT, unigram)": sentencepiece_family(albert_path),
+        "tokenizer.json (Qwen 3)": tokenizer_json("qwen3", "qwen2"),
+        "tokenizer.json (cl100k)": tokenizer_json("cl100k", "cl100k"),
+        "tokenizer.json (o200k)": tokenizer_json("o200k", "o200k"),
+        "tokenizer.json (DeepSeek V4)": tokenizer_json("deepseek_v4", None),
+        "tiktoken (cl100k_base.tiktoken)": rank_file("cl100k"),
+        "tiktoken (o200k_base.tiktoken)": rank_file("o200k"),
     }
+    return {
+        name: build
+        for name, build in table.items()
+        if not selected or any(f in name for f in selected)
+    }
+
+
+def tiktoken_from_json(path, pattern_name):
+    """A tiktoken Encoding with a tokenizer.json's vocabulary as ranks and
+    the matching tiktoken pattern (Qwen's regex as it is)."""
+    from tf_input.tokenizers.byte_pair import _token_bytes
+    from tf_input.tokenizers.loading import PATTERNS
+
+    data = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+    ranks = {
+        _token_bytes(token)[0]: i for token, i in data["model"]["vocab"].items()
+    }
+    specials = {
+        t["content"]: t["id"]
+        for t in data["added_tokens"]
+        if t["id"] >= len(ranks)
+    }
+    ranks = {raw: i for raw, i in ranks.items() if i < len(ranks)}
+    pattern = TIKTOKEN_PATTERNS.get(pattern_name, PATTERNS.get(pattern_name))
+    return tiktoken.Encoding(
+        str(path),
+        pat_str=pattern,
+        mergeable_ranks=ranks,
+        special_tokens=specials,
+    )
+
+
+def measure_construction(repeats):
+    """`load_tokenizer` of o200k in fresh processes: seconds, peak RSS."""
+    script = textwrap.dedent(
+        """
+        import json, resource, sys, time
+        import tf_input
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        path, kwargs = sys.argv[1], json.loads(sys.argv[2])
+        start = time.perf_counter()
+        tf_input.load_tokenizer(path, **kwargs)
+        seconds = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps([seconds, base * 1024, peak * 1024]))
+        """
+    )
+    llm = DATA / "llm" / "o200k"
+    cases = {
+        "o200k tokenizer.json": (llm, {}),
+        "o200k_base.tiktoken": (
+            llm / "o200k_base.tiktoken",
+            {"pattern": "o200k", "special_tokens": RANK_SPECIALS["o200k"]},
+        ),
+    }
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    rows = []
+    for name, (path, kwargs) in cases.items():
+        runs = []
+        for _ in range(repeats):
+            out = subprocess.run(
+                [sys.executable, "-c", script, str(path), json.dumps(kwargs)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
+            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        seconds = statistics.median(r[0] for r in runs)
+        base = statistics.median(r[1] for r in runs)
+        peak = statistics.median(r[2] for r in runs)
+        rows.append((name, seconds, min(r[0] for r in runs), base, peak))
+    print()
+    print(
+        "| file | construction s (median) | fastest s | process RSS before "
+        "(after `import tf_input`) | peak RSS | added by construction |"
+    )
+    print("|---|---|---|---|---|---|")
+    gib = 1 << 30
+    for name, seconds, fastest, base, peak in rows:
+        print(
+            f"| {name} | {seconds:.1f} | {fastest:.1f} | {base / gib:.2f} GiB "
+            f"| {peak / gib:.2f} GiB | {(peak - base) / gib:.2f} GiB |"
+        )
+    return rows
 
 
 def main(argv=None):
@@ -176,38 +388,56 @@ def main(argv=None):
     parser.add_argument(
         "--families", nargs="*", help="substrings of family names to run"
     )
+    parser.add_argument(
+        "--construction",
+        action="store_true",
+        help="time load_tokenizer for o200k instead (fresh processes)",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         sys.exit(f"Shared data not found at {DATA}: set TF_INPUT_SHARED_DATA.")
+    if args.construction:
+        measure_construction(args.repeats)
+        return
 
     print(
         f"tf_input {tf_input.__version__}, tensorflow {tf.__version__}, "
         f"keras-hub {keras_hub.__version__}, tokenizers "
         f"{tokenizers.__version__}, sentencepiece {sentencepiece.__version__}"
-        f"; {os.cpu_count()} CPUs, {platform.machine()}"
+        f", tiktoken {tiktoken.__version__}; {os.cpu_count()} CPUs, "
+        f"{platform.machine()}"
     )
     rows = []
     texts = corpora(args.lines)
-    for family, impl in families().items():
-        if args.families and not any(f in family for f in args.families):
-            continue
-        ref_name, ref_encode = impl["reference"]
-        for corpus, lines in texts.items():
-            want = []
-            for start in range(0, len(lines), BATCH):
-                want += [
-                    list(x) for x in ref_encode(lines[start : start + BATCH])
-                ]
+    for family, build in families(args.families).items():
+        impl = build()
+        references = impl["references"]
+        for corpus in impl["corpora"]:
+            lines = texts[corpus]
+            want = {}
+            for ref_name, ref_encode in references:
+                want[ref_name] = []
+                for start in range(0, len(lines), BATCH):
+                    want[ref_name] += [
+                        list(x)
+                        for x in ref_encode(lines[start : start + BATCH])
+                    ]
+            first = references[0][0]
+            mine = [n for n in ("ours", "keras-hub") if n in impl]
             parity = {}
-            for name in ("ours", "keras-hub"):
+            for name in mine:
                 got = ids_of(impl[name], lines)
-                parity[name] = sum(g == w for g, w in zip(got, want))
+                parity[name] = sum(g == w for g, w in zip(got, want[first]))
+            for ref_name, _ in references[1:]:
+                parity[ref_name] = sum(
+                    g == w for g, w in zip(want[ref_name], want[first])
+                )
             runners = {
-                "ours": pipeline_runner(impl["ours"], lines),
-                "keras-hub": pipeline_runner(impl["keras-hub"], lines),
-                ref_name: python_runner(ref_encode, lines),
+                name: pipeline_runner(impl[name], lines) for name in mine
             }
+            for ref_name, ref_encode in references:
+                runners[ref_name] = python_runner(ref_encode, lines)
             times = {name: [] for name in runners}
             tokens = {name: run() for name, run in runners.items()}  # warm-up
             for _ in range(args.repeats):
@@ -216,6 +446,11 @@ def main(argv=None):
                     run()
                     times[name].append(time.perf_counter() - start)
             median = {k: statistics.median(v) for k, v in times.items()}
+            steady = steady_runner(impl["ours"], lines)
+            steady()  # warm-up
+            ours_steady = statistics.median(
+                steady() for _ in range(args.repeats)
+            )
             rows.append(
                 {
                     "family": family,
@@ -225,32 +460,45 @@ def main(argv=None):
                     "lines_per_s": {
                         k: len(lines) / v for k, v in median.items()
                     },
-                    "ours_vs_reference": median[ref_name] / median["ours"],
-                    "ours_vs_keras_hub": median["keras-hub"] / median["ours"],
-                    "parity_ours": parity["ours"],
-                    "parity_keras_hub": parity["keras-hub"],
-                    "reference": ref_name,
+                    "ours_vs": {
+                        k: median[k] / median["ours"]
+                        for k in median
+                        if k != "ours"
+                    },
+                    "parity": parity,
+                    "parity_reference": first,
+                    "ours_steady_lines_per_s": ours_steady,
+                    "steady_vs": {
+                        k: ours_steady / (len(lines) / v)
+                        for k, v in median.items()
+                        if k not in ("ours", "keras-hub")
+                    },
                 }
             )
             print_row(rows[-1])
     print()
     print(
         "| tokenizer | corpus | lines | ours lines/s | ours tokens/s | "
-        "reference lines/s | keras-hub lines/s | ours / reference | "
-        "ours / keras-hub | parity ours | parity keras-hub |"
+        "other lines/s | ours / other | ours steady lines/s | ours steady / "
+        "reference | parity (vs the first reference) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         speed = r["lines_per_s"]
         per_line = r["tokens"] / r["lines"]
+        others = "; ".join(
+            f"{speed[k]:,.0f} ({k})" for k in speed if k != "ours"
+        )
+        ratios = "; ".join(f"{v:.2f}x {k}" for k, v in r["ours_vs"].items())
+        parity = "; ".join(
+            f"{k} {v}/{r['lines']}" for k, v in r["parity"].items()
+        )
+        steady = "; ".join(f"{v:.2f}x {k}" for k, v in r["steady_vs"].items())
         print(
             f"| {r['family']} | {r['corpus']} | {r['lines']} | "
             f"{speed['ours']:,.0f} | {speed['ours'] * per_line:,.0f} | "
-            f"{speed[r['reference']]:,.0f} "
-            f"({r['reference']}) | {speed['keras-hub']:,.0f} | "
-            f"{r['ours_vs_reference']:.2f}x | {r['ours_vs_keras_hub']:.2f}x | "
-            f"{r['parity_ours']}/{r['lines']} | "
-            f"{r['parity_keras_hub']}/{r['lines']} |"
+            f"{others} | {ratios} | {r['ours_steady_lines_per_s']:,.0f} | "
+            f"{steady} | {parity} (vs {r['parity_reference']}) |"
         )
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
@@ -258,13 +506,14 @@ def main(argv=None):
 
 def print_row(r):
     speed = r["lines_per_s"]
+    ratios = ", ".join(f"{v:.2f}x {k}" for k, v in r["ours_vs"].items())
+    parity = ", ".join(f"{k} {v}/{r['lines']}" for k, v in r["parity"].items())
+    steady = ", ".join(f"{v:.2f}x {k}" for k, v in r["steady_vs"].items())
     print(
-        f"{r['family']:<30} {r['corpus']:<12} ours {speed['ours']:>9,.0f} "
-        f"lines/s ({r['tokens'] / r['lines']:.1f} tok/line)  "
-        f"{r['ours_vs_reference']:.2f}x {r['reference']}, "
-        f"{r['ours_vs_keras_hub']:.2f}x keras-hub; parity "
-        f"{r['parity_ours']}/{r['lines']} (keras-hub "
-        f"{r['parity_keras_hub']}/{r['lines']})",
+        f"{r['family']:<34} {r['corpus']:<15} ours {speed['ours']:>9,.0f} "
+        f"lines/s ({r['tokens'] / r['lines']:.1f} tok/line)  {ratios}; "
+        f"steady {r['ours_steady_lines_per_s']:,.0f} lines/s ({steady}); "
+        f"parity {parity}",
         flush=True,
     )
 

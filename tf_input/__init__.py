@@ -43,6 +43,7 @@ from tf_input.tokenizers import BytePairTokenizer  # noqa: E402
 from tf_input.tokenizers import SentencePieceTokenizer  # noqa: E402
 from tf_input.tokenizers import VocabularyTokenizer  # noqa: E402
 from tf_input.tokenizers import WordPieceTokenizer  # noqa: E402
+from tf_input.tokenizers import load_tokenizer  # noqa: E402
 from tf_input.trace import trace  # noqa: E402
 from tf_input.version import __version__  # noqa: E402
 
@@ -62,6 +63,7 @@ __all__ = [
     "data",
     "export_text_model",
     "load_text_model",
+    "load_tokenizer",
     "sinusoidal_encoding",
     "trace",
     "viz",

@@ -27,40 +27,6 @@ _COLOURS = (
 _RESET = "\x1b[0m"
 
 
-def load_tokenizer(vocab, merges=None, lowercase=True):
-    """A tokenizer from its files, chosen by the file name.
-
-    `*.model` -> SentencePiece; `*.json` (with `merges`, or a `merges.txt`
-    beside it) -> byte-level BPE; any other file (`vocab.txt`) -> WordPiece.
-    A folder is searched for `spm.model`, `vocab.json` or `vocab.txt`.
-    """
-    from tf_input import tokenizers
-
-    path = pathlib.Path(vocab)
-    if path.is_dir():
-        for name in ("spm.model", "vocab.json", "vocab.txt"):
-            if (path / name).is_file():
-                path = path / name
-                break
-        else:
-            raise FileNotFoundError(
-                "No spm.model, vocab.json or vocab.txt in folder "
-                f"{str(vocab)!r}."
-            )
-    if not path.is_file():
-        raise FileNotFoundError(f"Vocabulary file not found: {str(path)!r}.")
-    if path.suffix == ".model":
-        return tokenizers.SentencePieceTokenizer(str(path))
-    if path.suffix == ".json":
-        merges = (
-            pathlib.Path(merges) if merges else path.with_name("merges.txt")
-        )
-        return tokenizers.BytePairTokenizer.from_files(str(path), str(merges))
-    return tokenizers.WordPieceTokenizer.from_vocab_file(
-        str(path), lowercase=lowercase
-    )
-
-
 def _show_tokens(tokenizer, text, colour):
     ids = tokenizer.tokenize(text).numpy().tolist()
     pieces = [tokenizer.id_to_token(i) for i in ids]
@@ -76,7 +42,9 @@ def _show_tokens(tokenizer, text, colour):
 
 
 def _cmd_tokenize(args):
-    tokenizer = load_tokenizer(args.vocab, args.merges, not args.cased)
+    from tf_input.tokenizers.loading import load_for_command_line
+
+    tokenizer = load_for_command_line(args.vocab, args.merges, args.cased)
     colour = sys.stdout.isatty() and not args.no_colour
     for text in args.text:
         _show_tokens(tokenizer, text, colour)
@@ -136,9 +104,10 @@ def _sentencepiece_message(error, size):
 
 def _cmd_trace(args):
     from tf_input.block import InputBlock
+    from tf_input.tokenizers.loading import load_for_command_line
     from tf_input.trace import trace
 
-    tokenizer = load_tokenizer(args.vocab, args.merges, not args.cased)
+    tokenizer = load_for_command_line(args.vocab, args.merges, args.cased)
     block = InputBlock(
         tokenizer.vocabulary_size(),
         args.dim,

@@ -141,10 +141,10 @@ def token_lengths(tokenizer, lines, special_tokens=0):
 
 
 def _cmd_plot_lengths(args):
-    from tf_input import cli
     from tf_input import viz
+    from tf_input.tokenizers.loading import load_for_command_line
 
-    tokenizer = cli.load_tokenizer(args.vocab, args.merges, not args.cased)
+    tokenizer = load_for_command_line(args.vocab, args.merges, args.cased)
     lengths = token_lengths(
         tokenizer, read_lines(args.files), args.special_tokens
     )

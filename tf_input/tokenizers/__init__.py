@@ -2,6 +2,7 @@
 
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.byte_pair import BytePairTokenizer
+from tf_input.tokenizers.loading import load_tokenizer
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 from tf_input.tokenizers.training import train_bpe
 from tf_input.tokenizers.training import train_sentencepiece
@@ -15,6 +16,7 @@ __all__ = [
     "Tokenizer",
     "VocabularyTokenizer",
     "WordPieceTokenizer",
+    "load_tokenizer",
     "train_bpe",
     "train_sentencepiece",
     "train_wordpiece",

@@ -1,9 +1,13 @@
-"""Byte-level BPE (GPT-2 / RoBERTa style) in core TensorFlow ops.
+"""Byte-level BPE in core TensorFlow ops, configured like a `tokenizer.json`.
 
-The ids are those of Hugging Face `tokenizers`' byte-level BPE
-(`ByteLevelBPETokenizer`, or `models.BPE` + the `ByteLevel` pre-tokenizer
-with `add_prefix_space=False`) for the same `vocab.json` and `merges.txt`.
-Only core TF ops are used (no `tensorflow_text`), so a SavedModel loads
+One engine for every byte-level BPE tokenizer: GPT-2 / RoBERTa
+(`vocab.json` + `merges.txt`), the `tokenizer.json` of Llama 3, Qwen 2.5 /
+3, DeepSeek and GPT-4-class models, and tiktoken rank files. What differs
+between them is data, not code: the normalizer, the pre-tokenizer regexes,
+the merges (or ranks), the added tokens and the special-token template,
+all taken from the file (`tf_input.load_tokenizer` reads them). The ids
+are those of Hugging Face `tokenizers` (tiktoken for rank files). Only
+core TF ops are used (no `tensorflow_text`), so a SavedModel loads
 anywhere TensorFlow does. The steps, and why they look the way they do
 (CPU times for one batch of 1024 lines, one thread, this 2-core machine):
 
@@ -11,26 +15,38 @@ anywhere TensorFlow does. The steps, and why they look the way they do
    "replace")` does (checked on 200k random byte strings). A strict RE2
    check runs first (3 ms on WikiText) and the transcoding (27 ms) only
    when a line fails it.
-2. Special tokens are cut out (leftmost-longest, like HF's
-   `add_special_tokens`); the rest is pre-tokenized segment by segment.
-3. Pre-tokenization: two `regex_replace` passes reproduce GPT-2's regex,
-   lookahead included (`_pretokenizer_pattern` has the proof). Capture
-   groups make RE2 leave its DFA at every match: GPT-2's regex written with
-   groups took 800-1000 ms on WikiText, the two passes take 37 ms (of
-   97 ms for the whole batch).
+2. Added tokens are cut out as HF does it (`_added_tokens`): those with
+   `normalized=False` from the raw text, then the text is normalized
+   (`_normalizers`: NFC and friends in core ops), then those with
+   `normalized=True`. Each becomes a placeholder that later steps pass
+   through as one word.
+3. Pre-tokenization (`_pretokenizers`): each Split of the description is
+   a `regex_replace` that marks the cuts, with the Oniguruma regex
+   translated exactly to RE2 (`_regex`, which also removes the
+   `\\s+(?!\\S)` lookahead by a proven cut) and run on a small class
+   alphabet. Capture groups make RE2 leave its DFA at every match, so the
+   main passes have none: GPT-2's regex written with groups took 800-1000
+   ms on WikiText, the plain passes take about 40 ms.
 4. Words to ids, in `_lookup_or_merge`. Text is Zipfian: about 85% of
    WikiText words are one GPT-2 token, found in a static table of all the
    tokens that BPE leaves whole (computed at construction by running the
    merge loop over the vocabulary; the table comes from the vocabulary and
-   merges only). The other words are deduplicated, cut into chunks at byte
-   pairs that no merge joins (between CJK characters, mostly), and the
-   distinct chunks are looked up, or merged by a loop over all of them at
-   once (`_merge_words`). For 1024 lines of Japanese this turns 635 kB of
-   unknown words into 28 kB of distinct chunks, and took the batch from
-   310 ms to 170 ms.
+   merges only), or of all tokens with `ignore_merges` (Llama 3,
+   tiktoken: a word that is a token is taken whole). The other words are
+   deduplicated, cut into chunks at byte pairs that no merge joins
+   (between CJK characters, mostly), and the distinct chunks are looked
+   up, or merged by a loop over all of them at once (`_merge_words`). For
+   1024 lines of Japanese this turns 635 kB of unknown words into 28 kB
+   of distinct chunks, and took the batch from 310 ms to 170 ms.
+
+Merges are applied by rank: the rank of a merges-list entry (HF), or for a
+rank file the rank of the pair's concatenation (tiktoken). Ties go to the
+leftmost pair, as in both references. The merge step is shared with what
+SentencePiece-style BPE will need, which differs only in where the ranks
+come from.
 
 Speed, in a `tf.data` pipeline (batches of 1024 lines, `map` with
-AUTOTUNE), against HF `encode_batch` on the same lines: see
+AUTOTUNE), against HF `encode_batch` and tiktoken on the same lines: see
 benchmarks/README.md. keras-hub's `BytePairTokenizer` is 3-10x slower
 mostly because each merge step joins and hashes strings, for every word
 and every copy of a word in the batch, and its loop runs as many steps as
@@ -49,24 +65,18 @@ import tensorflow as tf
 from tf_input._ragged import gather_rows
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
-from tf_input._validation import check_one_of
+from tf_input.tokenizers import _added_tokens
+from tf_input.tokenizers._normalizers import Normalizer
+from tf_input.tokenizers._pretokenizers import PreTokenizer
+from tf_input.tokenizers._templates import parse_templates
 from tf_input.tokenizers.base import Tokenizer
 
-# Splits words and segments: 0xFF never occurs in valid UTF-8, and every
-# text is valid UTF-8 once step 1 has run.
-_SEP = b"\xff"
 _INF = np.iinfo(np.int64).max
 
-# `\s` of Oniguruma (HF tokenizers) is Unicode White_Space. RE2's `\s` is
-# only `[\t\n\f\r ]`, so the class is spelled out.
-_WHITESPACE = (
-    r"\t\n\x0B\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}"
-    r"\x{202F}\x{205F}\x{3000}"
-)
-# Letters and numbers new in Unicode 16.0: HF tokenizers 0.2x (Oniguruma
-# 6.9.10) has them in `\p{L}` / `\p{N}`, TF 2.21's RE2 does not. Measured
-# over all 1,112,064 code points: these ranges are the only differences,
-# and RE2 has no letter or number that Oniguruma lacks.
+# Kept for reference (and the tests' probe points): the letters and
+# numbers that Oniguruma 6.9.10 (HF tokenizers 0.2x) has in `\p{L}` /
+# `\p{N}` and TF 2.21's RE2 lacks (new in Unicode 16.0). Regex classes are
+# now built from Oniguruma's own table (`_unicode`), which has them all.
 _EXTRA_LETTERS = (
     (0x1C89, 0x1C8A), (0xA7CB, 0xA7CD), (0xA7DA, 0xA7DC), (0x105C0, 0x105F3),
     (0x10D4A, 0x10D65), (0x10D6F, 0x10D85), (0x10EC2, 0x10EC4),
@@ -94,6 +104,7 @@ _KNOWN_SPECIALS = {
     "<unk>": ("unk",),
     "<mask>": ("mask",),
 }
+_ROLES = ("bos", "eos", "pad", "unk", "cls", "sep", "mask")
 
 
 def _byte_alphabet():
@@ -129,70 +140,9 @@ def _token_bytes(token):
         return token.encode("utf-8"), False
 
 
-def _re2_class(ranges):
-    return "".join(
-        rf"\x{{{a:X}}}" if a == b else rf"\x{{{a:X}}}-\x{{{b:X}}}"
-        for a, b in ranges
-    )
-
-
-def _re2_literal(text):
-    return "".join(
-        char if char.isascii() and char.isalnum() else rf"\x{{{ord(char):X}}}"
-        for char in text
-    )
-
-
-def _pretokenizer_pattern(special_tokens):
-    """RE2 patterns equivalent to GPT-2's pre-tokenization regex.
-
-    GPT-2's alternatives, tried in order at each position, are
-    (A) contractions, (B-D) `' '?` + a run of letters / numbers / others,
-    (E) `\\s+(?!\\S)` and (F) `\\s+`. Only E needs a lookahead. Where
-    A-D fail, the text has a whitespace run `w1..wn`, and E-F give:
-
-    * `n >= 2` and a non-space after it: the word `w1..w(n-1)`; then `wn`
-      starts the next word (B-D glue a space to the run after it, F takes
-      any other whitespace alone);
-    * otherwise (the run ends the text, or `n == 1`): the whole run.
-
-    So GPT-2's words are those of the lookahead-free regex
-    A|B|C|D|`\\s+` once a cut is made before the last character of every
-    run of two or more whitespace characters followed by a non-space: its
-    `\\s+` then stops at the cut (first case), and at the same place as
-    E-F otherwise. `runs` makes those cuts (a separator byte, which no RE2
-    class matches, so no match can cross it). It has capture groups, which
-    make RE2 fall back from its DFA to a slower engine, but only at its
-    matches, which are rare; `words` has many matches and none. Special
-    tokens come first in both, and are only ever matched as whole
-    segments (they were cut out before).
-    """
-    s = f"[{_WHITESPACE}]"
-    letters = rf"[\p{{L}}{_re2_class(_EXTRA_LETTERS)}]"
-    numbers = rf"[\p{{N}}{_re2_class(_EXTRA_NUMBERS)}]"
-    other = (
-        rf"[^{_WHITESPACE}\p{{L}}{_re2_class(_EXTRA_LETTERS)}"
-        rf"\p{{N}}{_re2_class(_EXTRA_NUMBERS)}]"
-    )
-    specials = "|".join(
-        _re2_literal(t) for t in sorted(special_tokens, key=len, reverse=True)
-    )
-    runs = rf"({s}+)({s}[^{_WHITESPACE}])"
-    runs_rewrite = b"\\1" + _SEP + b"\\2"
-    words = (
-        rf"'s|'t|'re|'ve|'m|'ll|'d| ?{letters}+| ?{numbers}+| ?{other}+|{s}+"
-    )
-    if specials:
-        # A special token is kept as is, followed by a separator.
-        runs = f"({specials})|{runs}"
-        runs_rewrite = b"\\1\\2" + _SEP + b"\\3"
-        words = f"{specials}|{words}"
-    return {
-        "specials": specials,
-        "runs": runs,
-        "runs_rewrite": runs_rewrite,
-        "words": words,
-    }
+def byte_level(raw):
+    """The byte-level spelling (GPT-2's alphabet) of `raw` bytes."""
+    return "".join(_ALPHABET[b] for b in raw)
 
 
 def _merges_properly_ordered(merge_ids, ranks, num_tokens):
@@ -201,7 +151,10 @@ def _merges_properly_ordered(merge_ids, ranks, num_tokens):
     Then a merge never creates a pair that ranks below it, so BPE applies
     ranks in increasing order and all occurrences of a word's lowest pair
     can be merged in one step. Trained merges files (GPT-2, RoBERTa, HF
-    trainers) always are; for others the loop merges one pair at a time.
+    trainers, and every `tokenizer.json` in ../shared/data/llm) always
+    are; tiktoken's rank pairs are not (43,674 of cl100k's 233,378 pairs
+    have a part ranked above the whole), and for those each step checks
+    the new pairs it makes (`_merge_words`).
     """
     made_at = np.full(num_tokens, -1, np.int64)
     np.maximum.at(made_at, merge_ids[:, 2], ranks)
@@ -211,6 +164,37 @@ def _merges_properly_ordered(merge_ids, ranks, num_tokens):
     )
 
 
+def _rank_pairs(token_bytes):
+    """tiktoken's merges: every split of a token into two tokens.
+
+    `token_bytes[i]` is the bytes of token `i` (None for no token).
+    Returns int64 `[n, 3]` (left, right, merged) and the ranks (the merged
+    token's id): BPE merges the adjacent pair whose concatenation has the
+    lowest rank. Vectorised (all cuts of all tokens, looked up at once):
+    for o200k's 200k tokens, 0.3 s against 2.1 s for a Python loop.
+    """
+    known = [i for i, raw in enumerate(token_bytes) if raw is not None]
+    table = _string_table([token_bytes[i] for i in known], known)
+    long = [i for i in known if len(token_bytes[i]) > 1]
+    if not long:
+        return np.zeros([0, 3], np.int64), np.zeros([0], np.int64)
+    cuts = np.array([len(token_bytes[i]) - 1 for i in long], np.int64)
+    owner = np.repeat(np.arange(len(long)), cuts)
+    first = np.repeat(np.cumsum(cuts) - cuts, cuts)
+    cut = np.arange(len(owner)) - first + 1
+    strings = tf.gather(tf.constant([token_bytes[i] for i in long]), owner)
+    left = table.lookup(
+        tf.strings.substr(strings, np.zeros_like(cut), cut)
+    ).numpy()
+    right = table.lookup(
+        tf.strings.substr(strings, cut, np.full_like(cut, 1 << 30))
+    ).numpy()
+    found = (left >= 0) & (right >= 0)
+    merged = np.array(long, np.int64)[owner[found]]
+    ids = np.stack([left[found], right[found], merged], 1)
+    return ids, merged.copy()
+
+
 class _Graphs:
     """Holds the traced functions; a plain object, so Keras and
     `tf.Module` do not track them as part of the layer."""
@@ -218,50 +202,82 @@ class _Graphs:
 
 @keras.saving.register_keras_serializable(package="tf_input")
 class BytePairTokenizer(Tokenizer):
-    """Byte-level BPE tokenizer (GPT-2, RoBERTa), inside the TF graph.
+    """Byte-level BPE tokenizer (GPT-2, RoBERTa, Llama 3, Qwen, GPT-4...).
 
-    Gives the same ids as Hugging Face `tokenizers`' byte-level BPE with the
-    same `vocab.json` and `merges.txt` (GPT-2 pre-tokenization regex, no
-    prefix space), and `detokenize(tokenize(text)) == text` for every valid
-    UTF-8 text. It runs in `tf.data.Dataset.map`, `tf.function` and a
-    SavedModel, and needs only core TensorFlow ops: no `tensorflow_text`
-    import is needed where a saved model is loaded.
+    Gives the same ids as Hugging Face `tokenizers` for the same files
+    (and as tiktoken for a rank file), and `detokenize(tokenize(text)) ==
+    text` for every valid UTF-8 text that the normalizer leaves alone. It
+    runs in `tf.data.Dataset.map`, `tf.function` and a SavedModel, and
+    needs only core TensorFlow ops: no `tensorflow_text` import is needed
+    where a saved model is loaded.
+
+    Built directly, it is GPT-2's tokenizer for a `vocab.json` and a
+    `merges.txt`. `tf_input.load_tokenizer` builds it from a
+    `tokenizer.json` or a tiktoken rank file, with the normalizer,
+    pre-tokenizer, added tokens, template and roles of the file, which are
+    the arguments below in the file's own JSON form.
 
     Invalid UTF-8 is first replaced by U+FFFD as `bytes.decode("utf-8",
     "replace")` does, so such a line gets the ids of its repaired text.
     Bytes whose symbol is missing from the vocabulary are dropped (HF's
     behaviour without an `unk_token`); real byte-level vocabularies contain
-    all 256. `detokenize` keeps special tokens (HF's `decode` drops them
-    unless `skip_special_tokens=False`) and replaces bytes that do not
-    form UTF-8 (a cut inside a character) by U+FFFD, like HF.
+    all 256. `detokenize` is HF's `decode(ids, skip_special_tokens=False)`
+    (special tokens kept, unless `skip_special_tokens=True`); bytes that do
+    not form UTF-8 (a cut inside a character) become U+FFFD, like HF.
 
     The layer holds no mutable state, so a parallel `Dataset.map` is safe.
     Its cost is a fixed number of vectorised passes per batch plus one loop
     step per merge that a chunk of a word still needs; the one slow case
     is a huge word without cut points, such as a single 1 MB run of digits
-    (measured 24 s, HF 2 s; 1 MB of ordinary text: 1.0 s, HF 1.3 s).
+    for GPT-2 (measured 24 s, HF 2 s; 1 MB of ordinary text: 1.0 s, HF 1.3
+    s).
 
     Args:
         vocabulary: dict from token to id (ids `0..n-1`, GPT-2's byte
             alphabet, e.g. `"Ġworld"`), or the path of a `vocab.json`.
         merges: list of `"a b"` strings (or `(a, b)` pairs), best first, or
-            the path of a `merges.txt` (a `#version` line is skipped).
+            the path of a `merges.txt` (a `#version` line is skipped); or
+            None for a rank vocabulary (tiktoken): then BPE merges the pair
+            whose concatenation has the lowest id.
         special_tokens: list of str. Tokens of the vocabulary that are kept
             whole wherever they appear in the text, matched before
             pre-tokenization (leftmost, then longest), like HF's
             `add_special_tokens`. `None` (default) takes those of
             `<|endoftext|>`, `<s>`, `</s>`, `<pad>`, `<unk>`, `<mask>` that
-            the vocabulary has; `[]` keeps none.
-        pretokenizer: str. The pre-tokenization rule; only `"gpt2"`.
-        add_special_tokens: bool. Put the `bos` id before and the `eos` id
-            after every sequence (GPT-2: `<|endoftext|>` at both ends;
-            RoBERTa: `<s> ... </s>`). Defaults to `False`.
+            the vocabulary has; `[]` keeps none. Not with `added_tokens`.
+        pretokenizer: `"gpt2"` (default: GPT-2's regex, no prefix space),
+            None (no pre-tokenization), or a `tokenizer.json`
+            `pre_tokenizer` (a dict: `Split` with a `Regex` or `String`
+            pattern and any behaviour, `Sequence`, `ByteLevel`, `Digits`,
+            `WhitespaceSplit`). Oniguruma regexes are translated to RE2
+            exactly, or rejected with the reason.
+        add_special_tokens: bool. Add the template's special tokens (see
+            `templates`) around every sequence. Defaults to `False`.
+        normalizer: None (default) or a `tokenizer.json` `normalizer` (a
+            dict: `NFC`, `NFD`, `NFKC`, `NFKD`, `Lowercase`, `Replace`,
+            `Prepend`, `Strip`, `Sequence`).
+        added_tokens: None (default) or a `tokenizer.json` `added_tokens`
+            list: dicts with `id`, `content`, `special`, `lstrip`,
+            `rstrip`, `single_word`, `normalized`.
+            Their ids may lie beyond the vocabulary (gaps between are not
+            tokens: they detokenize to nothing, as in HF).
+        ignore_merges: bool. A word that is itself a token is taken whole
+            (Llama 3, tiktoken). Defaults to `False`.
+        split_special_tokens: bool. Special added tokens in the text are
+            plain text (HF's `encode_special_tokens`). Defaults to `False`.
+        templates: None or `{"single": [...], "pair": [...]}` with items
+            `[piece, type_id]`, `piece` a token id or `"$A"` / `"$B"`: what
+            `add_special_tokens=True` adds (the `single` template) and what
+            `templates()` returns. None: `bos` before and `eos` after.
+        roles: None or a dict from role (`"bos"`, `"eos"`, `"pad"`, `"unk"`,
+            `"cls"`, `"sep"`, `"mask"`) to a token (str). None: the roles
+            of the `special_tokens` named above.
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     `special_tokens` (the property) maps roles to ids: `<|endoftext|>` is
     `bos` and `eos`; `<s>` is `bos` and `cls`; `</s>` is `eos` and `sep`;
-    `<pad>`, `<unk>`, `<mask>` are `pad`, `unk`, `mask`. Other special
-    tokens are kept whole but have no role.
+    `<pad>`, `<unk>`, `<mask>` are `pad`, `unk`, `mask` (or the `roles`
+    given). Other special tokens are kept whole but have no role.
 
     Call arguments:
         inputs: a string scalar or a `[N]` string batch.
@@ -295,33 +311,87 @@ class BytePairTokenizer(Tokenizer):
         special_tokens=None,
         pretokenizer="gpt2",
         add_special_tokens=False,
+        normalizer=None,
+        added_tokens=None,
+        ignore_merges=False,
+        split_special_tokens=False,
+        templates=None,
+        roles=None,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        self.pretokenizer = check_one_of(
-            "pretokenizer", pretokenizer, ("gpt2",)
+        if not (
+            pretokenizer in ("gpt2", None) or isinstance(pretokenizer, dict)
+        ):
+            raise ValueError(
+                "`pretokenizer` must be one of ('gpt2', None) or a Hugging "
+                "Face pre_tokenizer description (a dict). Received: "
+                f"pretokenizer={pretokenizer!r}."
+            )
+        for name, value in (
+            ("ignore_merges", ignore_merges),
+            ("split_special_tokens", split_special_tokens),
+        ):
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"`{name}` must be True or False. Received: "
+                    f"{name}={value!r}."
+                )
+        self.pretokenizer = pretokenizer
+        self.ignore_merges = ignore_merges
+        self.split_special_tokens = split_special_tokens
+        self._pre = PreTokenizer(pretokenizer)
+        self._normalizer = Normalizer(normalizer)
+        # A tokenizer.json vocabulary may have gaps (cl100k's, for the ids
+        # of its added tokens); a vocab.json may not.
+        vocabulary = _load_vocabulary(
+            vocabulary, allow_gaps=added_tokens is not None
         )
-        vocabulary = _load_vocabulary(vocabulary)
-        merges, merge_ids = _load_merges(merges, vocabulary)
-        specials = _check_special_tokens(special_tokens, vocabulary)
+        if added_tokens is None:
+            specials = _check_special_tokens(special_tokens, vocabulary)
+            added = [
+                {"id": vocabulary[t], "content": t, "special": True,
+                 "normalized": False}
+                for t in specials
+            ]  # fmt: skip
+        else:
+            if special_tokens is not None:
+                raise ValueError(
+                    "Pass either `special_tokens` or `added_tokens`, not both."
+                )
+            specials = None
+            added = added_tokens
+        added = _added_tokens.check_added_tokens(added, "`added_tokens`")
         # Plain Python data, returned by `get_config`; kept out of Keras'
         # and tf.Module's attribute tracking (50k-entry dicts and lists).
         self._data = _Graphs()
         self._data.vocabulary = vocabulary
-        self._data.merges = merges
         self._data.special_tokens = specials
-        self._data.tokens = sorted(vocabulary, key=vocabulary.get)
-        self._roles = {}
-        for token in specials:
-            for role in _KNOWN_SPECIALS.get(token, ()):
-                self._roles.setdefault(role, vocabulary[token])
-        if "bos" in self._roles:
-            self._start_ids = [self._roles["bos"]]
-        if "eos" in self._roles:
-            self._end_ids = [self._roles["eos"]]
-        self._patterns = _pretokenizer_pattern(specials)
+        self._data.added_tokens = added if added_tokens is not None else None
+        self._data.normalizer = normalizer
+        self._data.templates = templates
+        self._data.roles = roles
+        self._set_tokens(vocabulary, added)
+        decoded = [
+            None if t is None else _token_bytes(t)
+            for t in self._data.model_tokens
+        ]
+        self._data.decoded = decoded
+        token_bytes = [b"" if d is None else d[0] for d in decoded]
+        if merges is None:
+            with tf.init_scope():
+                merge_ids, ranks = _rank_pairs(
+                    [d[0] if d is not None and d[1] else None for d in decoded]
+                )
+            self._data.merges = None
+        else:
+            merges, merge_ids = _load_merges(merges, vocabulary)
+            ranks = np.arange(len(merge_ids), dtype=np.int64)
+            self._data.merges = merges
+        self._set_roles(roles, added, specials)
+        self._set_templates(templates)
         with tf.init_scope():
-            self._build_tables(merge_ids)
+            self._build_tables(merge_ids, ranks, token_bytes, added)
 
     @classmethod
     def from_files(cls, vocab_json, merges_txt, **kwargs):
@@ -344,26 +414,87 @@ class BytePairTokenizer(Tokenizer):
                 )
         return cls(vocab_json, merges_txt, **kwargs)
 
+    # --- Setup ----------------------------------------------------------------
+    def _set_tokens(self, vocabulary, added):
+        """Token strings by id: the vocabulary's, then the added tokens'
+        (which win, as in HF); ids without a token are gaps ("")."""
+        size = max([*vocabulary.values()] + [t["id"] for t in added]) + 1
+        model_tokens = [None] * (max(vocabulary.values()) + 1)
+        for token, i in vocabulary.items():
+            model_tokens[i] = token
+        tokens = [t or "" for t in model_tokens]
+        tokens += [""] * (size - len(tokens))
+        index = dict(vocabulary)
+        for t in added:
+            tokens[t["id"]] = t["content"]
+            index[t["content"]] = t["id"]
+        self._data.model_tokens = model_tokens
+        self._data.tokens = tokens
+        self._data.index = index
+
+    def _set_roles(self, roles, added, specials):
+        self._roles = {}
+        if roles is None:
+            for token in specials or []:
+                for role in _KNOWN_SPECIALS.get(token, ()):
+                    self._roles.setdefault(role, self._data.index[token])
+            if "bos" in self._roles:
+                self._start_ids = [self._roles["bos"]]
+            if "eos" in self._roles:
+                self._end_ids = [self._roles["eos"]]
+            return
+        if not isinstance(roles, dict):
+            raise TypeError(
+                "`roles` must be None or a dict from role to token. "
+                f"Received: roles={roles!r}."
+            )
+        for role, token in roles.items():
+            if role not in _ROLES:
+                raise ValueError(
+                    f"`roles` keys must be among {_ROLES}. Received: {role!r}."
+                )
+            if token not in self._data.index:
+                raise ValueError(
+                    f"`roles`: the {role} token {token!r} is not a token of "
+                    "this tokenizer."
+                )
+            self._roles[role] = self._data.index[token]
+
+    def _set_templates(self, templates):
+        if templates is None:
+            return
+        parsed, self._start_ids, self._end_ids = parse_templates(
+            templates, len(self._data.tokens)
+        )
+        self._templates = parsed
+
     # --- Tables -------------------------------------------------------------
-    def _build_tables(self, merge_ids):
+    def _build_tables(self, merge_ids, ranks, token_bytes, added):
         """`merge_ids`: int64 `[n, 3]`, (left, right, merged) per merge."""
         vocabulary = self._data.vocabulary
-        tokens = self._data.tokens
-        num_tokens = len(tokens)
+        model_tokens = self._data.model_tokens
+        num_tokens = len(model_tokens)
         self._num_tokens = num_tokens
-        self._byte_ids = tf.constant(
-            [vocabulary.get(char, -1) for char in _ALPHABET], tf.int32
-        )
-        self._missing_bytes = any(char not in vocabulary for char in _ALPHABET)
-        decoded = [_token_bytes(token) for token in tokens]
-        token_bytes = [raw for raw, _ in decoded]
-        for token in self._data.special_tokens:
-            token_bytes[vocabulary[token]] = token.encode("utf-8")
-        self._id_to_bytes = tf.constant(token_bytes, tf.string)
+        alphabet = [vocabulary.get(char, -1) for char in _ALPHABET]
+        self._byte_ids = tf.constant(alphabet, tf.int32)
+        self._missing_bytes = min(alphabet) < 0
+        byte_level = [d is not None and d[1] for d in self._data.decoded]
+        # Decoding: HF's ByteLevel decoder on each token's string (for an
+        # added token with `normalized=True`, its normalized content).
+        decoded = [d[0] if d is not None else b"" for d in self._data.decoded]
+        decoded += [b""] * (len(self._data.tokens) - len(decoded))
+        normalized = self._normalized_contents(added)
+        for t in added:
+            content = normalized.get(t["id"], t["content"])
+            decoded[t["id"]] = _token_bytes(content)[0]
+        self._id_to_bytes = tf.constant(decoded, tf.string)
+        special_ids = [t["id"] for t in added if t["special"]]
+        skip = np.zeros(len(self._data.tokens), bool)
+        skip[special_ids] = True
+        self._special_id = tf.constant(skip)
 
         # Later duplicates win, as in HF's merge map.
         keys = merge_ids[:, 0] * num_tokens + merge_ids[:, 1]
-        ranks = np.arange(len(keys), dtype=np.int64)
         _, last = np.unique(keys[::-1], return_index=True)
         last = len(keys) - 1 - last
         keys, ranks, made = keys[last], ranks[last], merge_ids[last, 2]
@@ -379,23 +510,41 @@ class BytePairTokenizer(Tokenizer):
             ),
             default_value=tf.constant(_INF, tf.int64),
         )
-        first_byte = np.array([raw[0] for raw in token_bytes], np.int64)
-        last_byte = np.array([raw[-1] for raw in token_bytes], np.int64)
-        joinable = np.zeros(256 * 256, bool)
-        joinable[
+        first_byte = np.array([raw[0] if raw else 0 for raw in token_bytes])
+        last_byte = np.array([raw[-1] if raw else 0 for raw in token_bytes])
+        junction = (
             last_byte[merge_ids[:, 0]] * 256 + first_byte[merge_ids[:, 1]]
-        ] = True
+        )
+        joinable = np.zeros(256 * 256, bool)
+        joinable[junction] = True
         self._joinable = tf.constant(joinable)
+        # Junctions between whole characters, by character pair; the others
+        # (a token that starts or ends inside a character) by byte pair.
+        last_char = np.array(
+            [_edge_char(raw, last=True) for raw in token_bytes]
+        )
+        first_char = np.array(
+            [_edge_char(raw, last=False) for raw in token_bytes]
+        )
+        left_char = last_char[merge_ids[:, 0]]
+        right_char = first_char[merge_ids[:, 1]]
+        whole = (left_char >= 0) & (right_char >= 0)
+        partial = np.zeros(256 * 256, bool)
+        partial[junction[~whole]] = True
+        self._partial_joinable = tf.constant(partial)
+        char_keys = np.unique(left_char[whole] * 0x110000 + right_char[whole])
+        self._char_joinable = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(np.append(char_keys, -1), tf.int64),
+                tf.ones([len(char_keys) + 1], tf.int64),
+            ),
+            default_value=tf.constant(0, tf.int64),
+        )
 
         # Words that are one token: run BPE over every byte-level token and
         # keep those that come out whole (for GPT-2, all 50256 of them).
         # Built from the vocabulary and merges alone, never from a corpus.
-        specials = {vocabulary[token] for token in self._data.special_tokens}
-        candidates = [
-            i
-            for i, (_, byte_level) in enumerate(decoded)
-            if byte_level and i not in specials
-        ]
+        candidates = [i for i in range(num_tokens) if byte_level[i]]
         whole = []
         if candidates:
             # Traced: eagerly, the loop's small ops cost 2x more in total.
@@ -411,16 +560,26 @@ class BytePairTokenizer(Tokenizer):
                 )
                 if length == 1 and values[start] == i
             ]
-        keys = [b""] + [token_bytes[i] for i in whole]
-        ids = [-1] + whole
-        for token in self._data.special_tokens:
-            keys.append(token.encode("utf-8"))
-            ids.append(vocabulary[token])
-        self._word_table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(keys, tf.string), tf.constant(ids, tf.int64)
-            ),
-            default_value=tf.constant(-1, tf.int64),
+        self._chunk_table = _string_table(
+            [token_bytes[i] for i in whole], whole
+        )
+        words = candidates if self.ignore_merges else whole
+        placeholders = [_added_tokens.placeholder(t["id"]) for t in added]
+        self._word_table = _string_table(
+            [token_bytes[i] for i in words] + placeholders,
+            words + [t["id"] for t in added],
+        )
+        raw = [t for t in added if not t["normalized"]]
+        normalized = [
+            dict(t, content=normalized.get(t["id"], t["content"]))
+            for t in added
+            if t["normalized"]
+        ]
+        self._raw_tokens = _added_tokens.Extractor(
+            raw, self.split_special_tokens, "`added_tokens`"
+        )
+        self._normalized_tokens = _added_tokens.Extractor(
+            normalized, self.split_special_tokens, "`added_tokens`"
         )
         self._graphs = _Graphs()
         # autograph=False: the graph code uses tf.cond / tf.while_loop
@@ -438,69 +597,48 @@ class BytePairTokenizer(Tokenizer):
             autograph=False,
         )
 
+    def _normalized_contents(self, added):
+        """`{id: normalized content}` of the `normalized=True` added
+        tokens, what HF matches in normalized text and decodes."""
+        tokens = [t for t in added if t["normalized"]]
+        if not tokens or not self._normalizer:
+            return {}
+        contents = self._normalizer(
+            tf.constant([t["content"] for t in tokens])
+        ).numpy()
+        return {t["id"]: c.decode("utf-8") for t, c in zip(tokens, contents)}
+
     # --- Graph code ---------------------------------------------------------
     def _tokenize_batch(self, texts):
         return self._graphs.tokenize(texts)
 
-    def _detokenize_batch(self, ids):
-        ids = ids.with_row_splits_dtype(tf.int64)
-        return self._graphs.detokenize(tf.cast(ids, tf.int32))
-
     def _tokenize_graph(self, texts):
         texts = _to_valid_utf8(texts)
-        segments = self._split_special_tokens(texts)  # [N, S]
-        words = self._pretokenize(segments.flat_values)  # [N*S, W]
-        ids = self._words_to_ids(words.flat_values)  # [N*S*W, T]
-        per_segment = tf.gather(ids.row_splits, words.row_splits)
-        per_line = tf.gather(per_segment, segments.row_splits)
+        # Added tokens of the raw text, then the normalizer on the rest.
+        segments, per_line = self._raw_tokens(texts)  # [S], [N + 1]
+        is_token = _added_tokens.is_placeholder(segments)
+        if self._normalizer:
+            segments = tf.where(is_token, segments, self._normalizer(segments))
+        # Added tokens of each normalized segment.
+        pieces, per_segment = self._normalized_tokens(segments)  # [P], [S + 1]
+        is_token = _added_tokens.is_placeholder(pieces)
+        words = self._pre(pieces, is_token)  # [P, W]
+        ids = self._words_to_ids(words.flat_values)  # [W, T]
+        per_piece = tf.gather(ids.row_splits, words.row_splits)
+        per_segment = tf.gather(per_piece, per_segment)
+        per_line = tf.gather(per_segment, per_line)
         return tf.RaggedTensor.from_row_splits(
             ids.values, per_line, validate=False
         )
 
-    def _split_special_tokens(self, texts):
-        """`[N]` texts -> `[N, S]` segments; special tokens stand alone."""
-        whole = tf.RaggedTensor.from_row_lengths(
-            texts, tf.ones_like(texts, tf.int64), validate=False
-        )
-        specials = self._patterns["specials"]
-        if not specials:
-            return whole
-        found = tf.strings.regex_full_match(texts, f"(?s).*(?:{specials}).*")
-        return tf.cond(
-            tf.reduce_any(found),
-            lambda: tf.strings.split(
-                tf.strings.regex_replace(texts, specials, _SEP + b"\\0" + _SEP),
-                sep=_SEP,
-            ),
-            lambda: whole,
-        )
-
-    def _pretokenize(self, segments):
-        """`[S]` segments -> `[S, W]` words, exactly GPT-2's."""
-        marked = tf.strings.regex_replace(
-            segments, self._patterns["runs"], self._patterns["runs_rewrite"]
-        )
-        marked = tf.strings.regex_replace(
-            marked, self._patterns["words"], b"\\0" + _SEP
-        )
-        words = tf.strings.split(marked, sep=_SEP)
-        # Drop the empty pieces: one after every segment's last separator,
-        # one where the runs pass put a separator (or after a special token).
-        values, splits = words.values, words.row_splits
-        empty = tf.cast(tf.equal(tf.strings.length(values), 0), tf.int64)
-        empties_before = tf.concat([[0], tf.cumsum(empty)], 0)
-        return tf.RaggedTensor.from_row_splits(
-            tf.gather(values, tf.where(empty == 0)[:, 0]),
-            splits - tf.gather(empties_before, splits),
-            validate=False,
-        )
-
     def _words_to_ids(self, words):
         """`[W]` words -> ragged `[W, None]` int32 ids."""
-        values, splits = self._lookup_or_merge(words, self._merge_chunks)
+        values, splits = self._lookup_or_merge(
+            words, self._word_table, self._merge_chunks
+        )
         return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
 
-    def _lookup_or_merge(self, pieces, merge):
+    def _lookup_or_merge(self, pieces, table, merge):
         """`[P]` strings -> `(ids, row_splits)`: BPE of each piece.
 
         Pieces that are one token come from one hash lookup; the others are
@@ -508,7 +646,7 @@ class BytePairTokenizer(Tokenizer):
         gathers only (on CPU, a scatter of 360k values took 4x a gather).
         """
         num_pieces = tf.size(pieces, out_type=tf.int64)
-        single = self._word_table.lookup(pieces)
+        single = table.lookup(pieces)
         hit = single >= 0
         miss_at = tf.where(~hit)[:, 0]
         unique, which = tf.unique(tf.gather(pieces, miss_at), tf.int64)
@@ -562,13 +700,32 @@ class BytePairTokenizer(Tokenizer):
         num_bytes = tf.size(byte_values, out_type=tf.int64)
         pair = byte_values[:-1] * 256 + byte_values[1:]
         word_start = marks(starts[1:], num_bytes + 1)[1:num_bytes] > 0
-        cut = word_start | ~tf.gather(self._joinable, pair)
+        # Between characters, the two characters decide (a byte pair such
+        # as a CJK character's last byte and the next one's first byte is
+        # joined by some merge in any vocabulary with CJK words); inside a
+        # character, the byte pair does.
+        chars, offsets = tf.strings.unicode_decode_with_offsets(joined, "UTF-8")
+        offsets = tf.cast(offsets, tf.int64)
+        key = tf.cast(chars[:-1], tf.int64) * 0x110000 + tf.cast(
+            chars[1:], tf.int64
+        )
+        at = offsets[1:]
+        joins = (self._char_joinable.lookup(key) > 0) | tf.gather(
+            self._partial_joinable, tf.gather(pair, tf.maximum(at - 1, 0))
+        )
+        char_cut = marks(_take(at, ~joins), num_bytes + 1)[1:num_bytes] > 0
+        inside = (byte_values[1:] >= 0x80) & (byte_values[1:] < 0xC0)
+        cut = word_start | tf.where(
+            inside, ~tf.gather(self._joinable, pair), char_cut
+        )
         # [:size] keeps it empty when there are no bytes at all.
         cut = tf.concat([[True], cut], 0)[:num_bytes]
         chunk_at = tf.where(cut)[:, 0]
         chunk_len = tf.concat([chunk_at[1:], [num_bytes]], 0) - chunk_at
         chunks = tf.strings.substr(joined, chunk_at, chunk_len)
-        values, chunk_splits = self._lookup_or_merge(chunks, self._merge_words)
+        values, chunk_splits = self._lookup_or_merge(
+            chunks, self._chunk_table, self._merge_words
+        )
         first_chunk = tf.searchsorted(chunk_at, starts, out_type=tf.int64)
         word_splits = tf.gather(
             chunk_splits,
@@ -582,14 +739,17 @@ class BytePairTokenizer(Tokenizer):
         """BPE of `[M]` strings at once -> `(ids, row_splits)`.
 
         Each step finds, in every chunk (see below), the lowest-ranked
-        adjacent pair and merges all its occurrences, left to right
-        (`a a a` -> `aa a`). That is what HF's priority queue does when the
-        merges are properly ordered (`_merges_properly_ordered`); otherwise
-        a step merges only the leftmost occurrence, which is always exact.
-        The loop stops when no chunk has a pair left to merge.
+        adjacent pair and merges its occurrences, left to right (`a a a` ->
+        `aa a`), as HF's priority queue and tiktoken's loop do one at a
+        time. When the merges are properly ordered
+        (`_merges_properly_ordered`) a merge never makes a pair that ranks
+        lower, so all occurrences can go in one step. Otherwise (tiktoken
+        ranks) an occurrence whose merge makes a lower-ranked pair with
+        its neighbours is the last one taken in that step: the sequential
+        algorithm would merge that new pair next. The loop stops when no
+        chunk has a pair left to merge.
         """
         num_words = tf.size(words)
-        num_tokens = tf.constant(self._num_tokens, tf.int64)
         lengths = tf.cast(tf.strings.length(words), tf.int64)
         byte_values = tf.io.decode_raw(tf.strings.reduce_join(words), tf.uint8)
         word_of = tf.cast(
@@ -614,6 +774,25 @@ class BytePairTokenizer(Tokenizer):
         chunk_word = _take(word_of, starts)
         chunk_of = tf.cumsum(tf.cast(starts, tf.int32)) - 1
         num_chunks = tf.size(chunk_word)
+        tok, chunk_of = self._merge_sequences(tok, chunk_of, num_chunks)
+        counts = tf.math.unsorted_segment_sum(
+            tf.ones_like(chunk_of, tf.int64),
+            tf.gather(chunk_word, chunk_of),
+            num_words,
+        )
+        return tok, tf.concat([[0], tf.cumsum(counts)], 0)
+
+    def _merge_sequences(self, tok, chunk_of, num_chunks):
+        """The BPE loop on token sequences: `tok` int32 `[T]`, `chunk_of`
+        int32 `[T]` (non-decreasing chunk ids, `num_chunks` of them) ->
+        the merged `(tok, chunk_of)`, in order.
+
+        Only the merge table (`(left, right)` -> rank << 32 | merged id)
+        and the initial tokens say what is merged: the same loop serves
+        merges-list BPE (rank = position in the list), tiktoken ranks, and
+        any other rank order (SentencePiece's scores, say).
+        """
+        num_tokens = tf.constant(self._num_tokens, tf.int64)
 
         def every_other_in_runs(pick):
             # Overlapping picks (`a a a a`): every other one from the left
@@ -627,6 +806,43 @@ class BytePairTokenizer(Tokenizer):
             start = tf.gather(_take(index, new_run), run)
             keep = _take(at, (index - start) % 2 == 0)
             return marks(keep, tf.size(pick, out_type=tf.int64)) > 0
+
+        def rank_of(left, right):
+            key = tf.cast(left, tf.int64) * num_tokens + tf.cast(
+                right, tf.int64
+            )
+            return tf.bitwise.right_shift(self._merge_table.lookup(key), 32)
+
+        def first_steps_only(pick, tok, chunk_of, new_id, best):
+            """Keeps, per chunk, the picks up to the first one whose merge
+            makes a pair ranked below the current one."""
+            at = tf.where(pick)[:, 0]
+            size = tf.size(tok, out_type=tf.int64)
+            merged = tf.gather(new_id, at)
+            rank = tf.bitwise.right_shift(tf.gather(best, at), 32)
+            chunk = tf.gather(chunk_of, at)
+            # Left neighbour: the previous pick's result when it ends right
+            # before this pair, else the token before it (same chunk).
+            before = tf.maximum(at - 1, 0)
+            has_left = (at > 0) & (tf.gather(chunk_of, before) == chunk)
+            left_picked = tf.concat([[False], at[1:] == at[:-1] + 2], 0)
+            left = tf.where(
+                left_picked,
+                tf.concat([[0], merged[:-1]], 0),
+                tf.gather(tok, before),
+            )
+            after = tf.minimum(at + 2, size - 1)
+            has_right = (at + 2 < size) & (tf.gather(chunk_of, after) == chunk)
+            right = tf.gather(tok, after)
+            lower = (has_left & (rank_of(left, merged) < rank)) | (
+                has_right & (rank_of(merged, right) < rank)
+            )
+            position = tf.range(tf.size(at, out_type=tf.int64))
+            first_lower = tf.math.unsorted_segment_min(
+                tf.where(lower, position, tf.int64.max), chunk, num_chunks
+            )
+            keep = position <= tf.gather(first_lower, chunk)
+            return marks(_take(at, keep), tf.size(pick, out_type=tf.int64)) > 0
 
         def step(tok, chunk_of, _):
             left, right = tok[:-1], tok[1:]
@@ -645,20 +861,13 @@ class BytePairTokenizer(Tokenizer):
             pick = (best != _INF) & (
                 best == tf.gather(chunk_best, chunk_of[:-1])
             )
-            if self._all_at_once:
-                overlap = tf.reduce_any(pick[1:] & pick[:-1])
-                pick = tf.cond(
-                    overlap, lambda: every_other_in_runs(pick), lambda: pick
-                )
-            else:
-                position = tf.range(tf.size(pick))
-                first = tf.math.unsorted_segment_min(
-                    tf.where(pick, position, tf.int32.max),
-                    chunk_of[:-1],
-                    num_chunks,
-                )
-                pick = pick & (position == tf.gather(first, chunk_of[:-1]))
+            overlap = tf.reduce_any(pick[1:] & pick[:-1])
+            pick = tf.cond(
+                overlap, lambda: every_other_in_runs(pick), lambda: pick
+            )
             new_id = tf.cast(tf.bitwise.bitwise_and(best, 0xFFFFFFFF), tf.int32)
+            if not self._all_at_once:
+                pick = first_steps_only(pick, tok, chunk_of, new_id, best)
             tok = tf.where(
                 tf.concat([pick, [False]], 0),
                 tf.concat([new_id, [0]], 0),
@@ -668,29 +877,82 @@ class BytePairTokenizer(Tokenizer):
             return _take(tok, keep), _take(chunk_of, keep), tf.reduce_any(pick)
 
         # Finished chunks stay in the loop: the distinct chunks that reach
-        # it are few, and collecting finished ones (TensorArrays, then a
-        # reordering gather) cost more in graph size, which tf.data pays
-        # each time it builds an iterator (measured: 395 vs 478 ms CPU).
+        # it are few once words are cut between characters, and taking
+        # them out (TensorArrays, a final sort) and keeping pair ranks
+        # between steps saved nothing on Chinese and cost 30% more on
+        # English (more ops per step; measured on WikiText and Hong Lou
+        # Meng batches).
         tok, chunk_of, _ = tf.while_loop(
             lambda tok, chunk_of, merged: merged & (tf.size(tok) > 1),
             step,
             [tok, chunk_of, tf.constant(True)],
         )
-        counts = tf.math.unsorted_segment_sum(
-            tf.ones_like(chunk_of, tf.int64),
-            tf.gather(chunk_word, chunk_of),
-            num_words,
-        )
-        return tok, tf.concat([[0], tf.cumsum(counts)], 0)
+        return tok, chunk_of
 
     def _detokenize_graph(self, ids):
         pieces = tf.gather(self._id_to_bytes, ids)
         return _to_valid_utf8(tf.strings.reduce_join(pieces, axis=1))
 
     # --- Python-side API ----------------------------------------------------
+    def detokenize(self, ids, skip_special_tokens=False):
+        """Turns ids back into text, as HF's `decode(ids,
+        skip_special_tokens=...)`.
+
+        Args:
+            ids: 1-D int tensor `[S]`, dense `[N, S]` (trailing padding ids
+                are dropped), or `tf.RaggedTensor` `[N, None]`.
+            skip_special_tokens: bool. Leave out the special added tokens
+                (`<|endoftext|>`, ...). Defaults to `False`.
+
+        Returns:
+            A scalar string tensor for 1-D ids, else `[N]` strings.
+        """
+        if not isinstance(skip_special_tokens, bool):
+            raise ValueError(
+                "`skip_special_tokens` must be True or False. Received: "
+                f"skip_special_tokens={skip_special_tokens!r}."
+            )
+        if not skip_special_tokens:
+            return super().detokenize(ids)
+        self._data.skip = True
+        try:
+            return super().detokenize(ids)
+        finally:
+            self._data.skip = False
+
+    def _detokenize_batch(self, ids):
+        ids = tf.cast(ids.with_row_splits_dtype(tf.int64), tf.int32)
+        if getattr(self._data, "skip", False):
+            keep = ~tf.gather(self._special_id, ids.flat_values)
+            ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+        return self._graphs.detokenize(ids)
+
     def get_vocabulary(self):
-        """All tokens, in id order, as a list of Python strings."""
+        """All tokens, in id order, as a list of Python strings.
+
+        Ids that are no token (a gap before an added token, as in cl100k)
+        hold `""`.
+        """
         return list(self._data.tokens)
+
+    def token_to_id(self, token):
+        """The id of `token` (Python str); an error if it is not a token."""
+        if token not in self._data.index:
+            raise ValueError(
+                f"{token!r} is not in the vocabulary of this "
+                f"{type(self).__name__} ({len(self._data.index)} tokens)."
+            )
+        return self._data.index[token]
+
+    def id_to_token(self, id):
+        """The token string of `id` (Python int)."""
+        token = super().id_to_token(id)
+        if token == "":
+            raise ValueError(
+                f"`id` {id} is no token of this vocabulary (a gap between "
+                "the vocabulary and the added tokens)."
+            )
+        return token
 
     @property
     def special_tokens(self):
@@ -698,13 +960,62 @@ class BytePairTokenizer(Tokenizer):
         return dict(self._roles)
 
     def get_config(self):
-        return {
+        config = {
             **super().get_config(),
             "vocabulary": dict(self._data.vocabulary),
-            "merges": list(self._data.merges),
-            "special_tokens": list(self._data.special_tokens),
+            "merges": (
+                None if self._data.merges is None else list(self._data.merges)
+            ),
+            "special_tokens": (
+                None
+                if self._data.special_tokens is None
+                else list(self._data.special_tokens)
+            ),
             "pretokenizer": self.pretokenizer,
         }
+        extra = {
+            "normalizer": self._data.normalizer,
+            "added_tokens": self._data.added_tokens,
+            "ignore_merges": self.ignore_merges,
+            "split_special_tokens": self.split_special_tokens,
+            "templates": self._data.templates,
+            "roles": self._data.roles,
+        }
+        return {**config, **extra}
+
+
+def _edge_char(raw, last):
+    """The code point of the first (last) character of `raw` bytes, or -1
+    if the token starts (ends) inside a character."""
+    if not raw:
+        return -1
+    if last:
+        start = len(raw) - 1
+        while start > 0 and 0x80 <= raw[start] < 0xC0:
+            start -= 1
+        edge = raw[start:]
+    else:
+        lead = raw[0]
+        size = (
+            1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        )
+        edge = raw[:size]
+    try:
+        text = edge.decode("utf-8")
+    except UnicodeDecodeError:
+        return -1
+    return ord(text) if len(text) == 1 else -1
+
+
+def _string_table(keys, values):
+    """A string -> int64 table; missing keys give -1."""
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant([b"", *keys], tf.string),
+            tf.constant([-1, *values], tf.int64),
+        ),
+        default_value=tf.constant(-1, tf.int64),
+    )
 
 
 def _take(values, mask):
@@ -729,8 +1040,12 @@ def _to_valid_utf8(texts):
     )
 
 
-def _load_vocabulary(vocabulary):
-    """Reads and checks `vocabulary` (dict or path) -> `{token: id}`."""
+def _load_vocabulary(vocabulary, allow_gaps=False):
+    """Reads and checks `vocabulary` (dict or path) -> `{token: id}`.
+
+    Ids must be `0..n-1`, each once; with `allow_gaps`, any distinct ids
+    >= 0.
+    """
     if isinstance(vocabulary, (str, os.PathLike)):
         path = os.fspath(vocabulary)
         where = f"Vocabulary file {path!r}"
@@ -777,7 +1092,9 @@ def _load_vocabulary(vocabulary):
                 f"{token!r}: {i!r}."
             )
     ids = sorted(int(i) for i in vocabulary.values())
-    if ids != list(range(len(ids))):
+    if allow_gaps and ids[0] >= 0 and len(set(ids)) == len(ids):
+        pass
+    elif ids != list(range(len(ids))):
         seen = set()
         duplicate = next((i for i in ids if i in seen or seen.add(i)), None)
         if duplicate is not None:
@@ -824,14 +1141,19 @@ def _load_merges(merges, vocabulary):
     elif isinstance(merges, (list, tuple)):
         numbered = []
         for n, merge in enumerate(merges):
-            if isinstance(merge, (list, tuple)) and len(merge) == 2:
-                merge = " ".join(merge)
-            if not isinstance(merge, str):
+            pair = (
+                isinstance(merge, (list, tuple))
+                and len(merge) == 2
+                and all(isinstance(part, str) for part in merge)
+            )
+            if not (pair or isinstance(merge, str)):
                 raise ValueError(
                     f"`merges[{n}]` must be a string 'a b' or a pair of "
                     f"strings. Received: {merge!r}."
                 )
-            if not merge.startswith("#version"):
+            if pair:
+                numbered.append((n, list(merge)))
+            elif not merge.startswith("#version"):
                 numbered.append((n, merge))
 
         def where(n):
@@ -842,27 +1164,41 @@ def _load_merges(merges, vocabulary):
             "`merges` must be a list of 'a b' strings or the path of a "
             f"`merges.txt`. Received: merges of type {type(merges).__name__}."
         )
-    out = []
-    ids = np.empty([len(numbered), 3], np.int64)
+    out = [merge for _, merge in numbered]
+    parts = [
+        merge if isinstance(merge, list) else merge.split(" ") for merge in out
+    ]
     get = vocabulary.get
-    for k, (n, merge) in enumerate(numbered):
-        left, space, right = merge.partition(" ")
-        if not left or not right or " " in right:
-            raise ValueError(
-                f"{where(n)}: a merge is two tokens separated by one space, "
-                f"like 'Ġ t'. Received: {merge!r}."
-            )
-        row = (get(left), get(right), get(left + right))
-        if None in row:
-            missing = (left, right, left + right)[row.index(None)]
-            raise ValueError(
-                f"{where(n)}: token {missing!r} of merge {merge!r} is not in "
-                "the vocabulary. Use the vocab.json that came with these "
-                "merges."
-            )
-        ids[k] = row
-        out.append(merge)
+    rows = [
+        (get(pair[0]), get(pair[-1]), get(pair[0] + pair[-1])) for pair in parts
+    ]
+    for (n, merge), pair, row in zip(numbered, parts, rows):
+        if None in row or len(pair) != 2 or not pair[0] or not pair[1]:
+            if isinstance(merge, list):
+                # A pair (Qwen's tokenizer.json): tokens may hold spaces.
+                left, right = merge
+            else:
+                left, _, right = merge.partition(" ")
+                if " " in right:
+                    right = ""
+            row = (get(left), get(right), get(left + right))
+            _bad_merge(where(n), merge, left, right, row)
+    ids = np.array(rows, np.int64).reshape(-1, 3)
     return out, ids
+
+
+def _bad_merge(where, merge, left, right, row):
+    if not left or not right:
+        raise ValueError(
+            f"{where}: a merge is two tokens separated by one space, "
+            f"like 'Ġ t'. Received: {merge!r}."
+        )
+    missing = (left, right, left + right)[row.index(None)]
+    raise ValueError(
+        f"{where}: token {missing!r} of merge {merge!r} is not in "
+        "the vocabulary. Use the vocab.json that came with these "
+        "merges."
+    )
 
 
 def _check_special_tokens(special_tokens, vocabulary):

@@ -57,6 +57,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from tf_input._validation import check_positive_int
+from tf_input.tokenizers._templates import parse_templates
 from tf_input.tokenizers.base import Tokenizer
 
 # Step 1: what `clean_text` removes (NUL, U+FFFD, and Cc/Cf/Co as of
@@ -376,6 +377,12 @@ class WordPieceTokenizer(Tokenizer):
             token. Defaults to `100`, as in BERT.
         add_special_tokens: bool. Put `[CLS]` before and `[SEP]` after each
             sequence; both must be in the vocabulary. Defaults to `False`.
+        templates: None or `{"single": [...], "pair": [...]}` with items
+            `[piece, type_id]` (`piece` a token id, `"$A"` or `"$B"`), the
+            special tokens that `add_special_tokens=True` adds and
+            `templates()` returns, as a `tokenizer.json` post-processor
+            gives them (`tf_input.load_tokenizer` passes them). None
+            (default): `[CLS] $A [SEP]`.
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     Call arguments:
@@ -413,6 +420,7 @@ class WordPieceTokenizer(Tokenizer):
         unknown_token="[UNK]",
         max_word_length=100,
         add_special_tokens=False,
+        templates=None,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
@@ -446,16 +454,23 @@ class WordPieceTokenizer(Tokenizer):
                 "pass the vocabulary's own unknown token as `unknown_token`."
             )
         self._unknown_id = self._token_index[unknown_token]
+        self.templates_config = templates
         missing = [t for t in ("[CLS]", "[SEP]") if t not in self._token_index]
-        if add_special_tokens and missing:
-            raise ValueError(
-                "`add_special_tokens=True` puts [CLS] and [SEP] around "
-                f"each sequence, but the vocabulary has no {missing}. "
-                "Use add_special_tokens=False."
+        if templates is not None:
+            parsed, self._start_ids, self._end_ids = parse_templates(
+                templates, len(self.vocabulary)
             )
-        if not missing:
-            self._start_ids = [self._token_index["[CLS]"]]
-            self._end_ids = [self._token_index["[SEP]"]]
+            self._templates = parsed
+        else:
+            if add_special_tokens and missing:
+                raise ValueError(
+                    "`add_special_tokens=True` puts [CLS] and [SEP] around "
+                    f"each sequence, but the vocabulary has no {missing}. "
+                    "Use add_special_tokens=False."
+                )
+            if not missing:
+                self._start_ids = [self._token_index["[CLS]"]]
+                self._end_ids = [self._token_index["[SEP]"]]
         self._build_graph_constants()
 
     @classmethod
@@ -965,6 +980,7 @@ class WordPieceTokenizer(Tokenizer):
             "strip_accents": self.strip_accents,
             "unknown_token": self.unknown_token,
             "max_word_length": self.max_word_length,
+            "templates": self.templates_config,
         }
 
 
