@@ -132,3 +132,38 @@ def test_gpt2_causal_lm(gpt2, lines, batching):
         features=model,
     )
     assert sorted(exact.element_spec[0]) == ["padding_mask", "token_ids"]
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    from tf_input import load_tokenizer
+
+    return load_tokenizer(data_path("llm", "qwen3"))
+
+
+@pytest.mark.parametrize("batching", ["pack", "max_length"])
+def test_qwen3_causal_lm_with_its_own_tokenizer_file(qwen, lines, batching):
+    """A third causal LM, with a vocabulary from `load_tokenizer`: Qwen 3's
+    `tokenizer.json` (151,669 ids; id 0 is "!", so only the pipeline's
+    `padding_mask` tells padding apart)."""
+    assert qwen.start_ids == [] and qwen.end_ids == []  # its template
+    keras.utils.set_random_seed(3)
+    backbone = keras_hub.models.Qwen3Backbone(
+        vocabulary_size=qwen.vocabulary_size(),
+        num_layers=1,
+        num_query_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        hidden_dim=16,
+        intermediate_dim=32,
+    )
+    model = keras_hub.models.Qwen3CausalLM(backbone, preprocessor=None)
+    model.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        weighted_metrics=["accuracy"],
+    )
+    ds = make_dataset(
+        lines, qwen, batch_size=4, max_length=64, batching=batching
+    )
+    check_fed_directly(model, ds)
