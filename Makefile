@@ -20,11 +20,18 @@ demo: $(STAMP)
 	$(PY) -m tf_input.cli demo
 
 # The README's test command: unit tests, docstring examples, examples.
+# Two pytest workers (pytest-xdist), a test file each at a time. One pytest
+# process keeps about one core busy (911 tests: 8:38 user CPU in 9:08
+# wall), so two workers use both cores of this machine (PYTEST_WORKERS=0:
+# one process, no workers).
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest tests tf_input --doctest-modules -m "not slow"
+	$(PY) -m pytest tests tf_input --doctest-modules -m "not slow" \
+		-n $(PYTEST_WORKERS) --dist loadfile
 
 test-all: $(STAMP)
-	$(PY) -m pytest tests tf_input --doctest-modules
+	$(PY) -m pytest tests tf_input --doctest-modules \
+		-n $(PYTEST_WORKERS) --dist loadfile
 
 examples: $(STAMP)
 	for f in examples/*.py; do $(PY) $$f || exit 1; done

@@ -141,7 +141,12 @@ def qwen():
     return load_tokenizer(data_path("llm", "qwen3"))
 
 
-@pytest.mark.parametrize("batching", ["pack", "max_length"])
+@pytest.mark.parametrize(
+    "batching",
+    # "max_length" (no extra keys) is the easy case, checked for GPT-2 in the
+    # default suite; here it runs with the slow tests (19 s).
+    ["pack", pytest.param("max_length", marks=pytest.mark.slow)],
+)
 def test_qwen3_causal_lm_with_its_own_tokenizer_file(qwen, lines, batching):
     """A third causal LM, with a vocabulary from `load_tokenizer`: Qwen 3's
     `tokenizer.json` (151,669 ids; id 0 is "!", so only the pipeline's
