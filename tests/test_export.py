@@ -121,6 +121,102 @@ def test_features_match_the_pipeline(tmp_path, batching):
     assert got["token_ids"].shape[1] == 6  # longest row is truncated to 6
 
 
+@pytest.mark.parametrize(
+    "batching, specials",
+    [("longest", False), ("max_length", False), ("pack", True)],
+)
+def test_the_training_dataset_sets_the_rows(tmp_path, batching, specials):
+    """`dataset=` serves the rows the training pipeline made, whatever its
+    arguments; without it, the defaults (special tokens added) would serve
+    other rows to a model trained with `add_special_tokens=False`."""
+    tokenizer = vocabulary_tokenizer()
+    texts = [t for t in TEXTS if t.strip()]
+    ds = make_dataset(
+        texts,
+        tokenizer,
+        task="encode",
+        batch_size=len(texts) if batching != "pack" else 1,
+        max_length=6,
+        batching=batching,
+        add_special_tokens=specials,
+    )
+    model = feature_model(["token_ids", "padding_mask"])
+    module = export_text_model(
+        model, tokenizer, str(tmp_path / "m"), dataset=ds
+    )
+    got = module.serve(tf.constant(texts))
+    same = make_dataset(
+        texts,
+        tokenizer,
+        task="encode",
+        batch_size=len(texts),
+        max_length=6,
+        batching="longest" if batching == "pack" else batching,
+        add_special_tokens=specials,
+    )
+    want = next(iter(same))
+    for name in ("token_ids", "padding_mask"):
+        np.testing.assert_array_equal(
+            got[name].numpy(), np.asarray(want[name]).astype("int32")
+        )
+    # The record of the original dataset does the same.
+    from tf_input.data import pipeline_info
+
+    again = export_text_model(
+        model, tokenizer, str(tmp_path / "n"), dataset=pipeline_info(ds)
+    )
+    np.testing.assert_array_equal(
+        again.serve(tf.constant(texts))["token_ids"], got["token_ids"]
+    )
+    if not specials:  # the trap `dataset=` closes
+        default = export_text_model(
+            model, tokenizer, str(tmp_path / "d"), max_length=6
+        )
+        served = default.serve(tf.constant(texts))["token_ids"].numpy()
+        assert served.shape != got["token_ids"].shape or not np.array_equal(
+            served, got["token_ids"].numpy()
+        )
+
+
+def test_the_training_dataset_is_checked(tmp_path):
+    tokenizer = vocabulary_tokenizer()
+    texts = [t for t in TEXTS if t.strip()]
+    ds = make_dataset(
+        texts, tokenizer, batch_size=2, max_length=6, add_special_tokens=False
+    )
+    model = feature_model(["token_ids"])
+    path = str(tmp_path / "m")
+    cases = [
+        (
+            {"add_special_tokens": True},
+            r"`add_special_tokens` must agree with the training pipeline.*"
+            r"add_special_tokens=False.*Received: add_special_tokens=True",
+        ),
+        ({"max_length": 8}, r"`max_length` must agree.*max_length=6"),
+        ({"batching": "max_length"}, r"`batching` must agree.*'longest'"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            export_text_model(model, tokenizer, path, dataset=ds, **kwargs)
+    # Agreeing arguments are fine.
+    export_text_model(
+        model,
+        tokenizer,
+        path,
+        dataset=ds,
+        max_length=6,
+        add_special_tokens=False,
+    )
+    with pytest.raises(ValueError, match=r"transformed afterwards"):
+        export_text_model(
+            model, tokenizer, path, dataset=ds.map(lambda x, y: (x, y))
+        )
+    with pytest.raises(ValueError, match=r"tokenizer the training pipeline"):
+        export_text_model(model, vocabulary_tokenizer(), path, dataset=ds)
+    with pytest.raises(ValueError, match=r"needs `max_length`.*`dataset=`"):
+        export_text_model(model, tokenizer, path)
+
+
 def test_truncation_keeps_the_special_tokens(tmp_path):
     tokenizer = vocabulary_tokenizer(add_special_tokens=True)
     names = [

@@ -567,7 +567,15 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
     note = " (--quick: the accuracies are noise)" if quick else ""
     print_fn(f"\n6. Export the best model ({best!r}){note} and ask it in text")
     path = output / "arithmetic_savedmodel"
-    export_text_model(models[best], tokenizer, str(path), max_length=MAX_LENGTH)
+    # The questions carry their own BOS/EOS words: the training pipeline
+    # ran with add_special_tokens=False, so the export must too.
+    export_text_model(
+        models[best],
+        tokenizer,
+        str(path),
+        max_length=MAX_LENGTH,
+        add_special_tokens=False,
+    )
     reloaded = tf.saved_model.load(str(path))
     questions = [
         question_text(-30, "subtract", -34),
@@ -575,6 +583,16 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         question_text(-8, "add", 3),
     ]
     answers = answers_from(reloaded.serve(tf.constant(questions)))
+    # The joint checked: served from raw text, the reloaded model answers
+    # what the trained model answers on the pipeline's rows.
+    rows, _ = next(iter(dataset((questions, np.zeros(3, int)), False, 3)))
+    trained = answers_from(models[best](rows, training=False))
+    if not np.array_equal(answers, trained):
+        raise RuntimeError(
+            "The exported model answers differently from the trained one: "
+            f"served {answers.tolist()}, trained {trained.tolist()} on "
+            f"{questions}. Its serving rows differ from the training rows."
+        )
     for question, answer in zip(questions, answers):
         print_fn(f"   {question}  ->  {answer_text(int(answer))}")
 

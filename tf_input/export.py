@@ -129,14 +129,64 @@ class _TextModel(tf.Module):
         return {f"output_{i}": tensor for i, tensor in enumerate(flat)}
 
 
+def _row_arguments(tokenizer, dataset, max_length, batching, specials):
+    """`max_length`, `batching` and `add_special_tokens`: as given, or from
+    the training pipeline's record, which an argument must agree with."""
+    if dataset is None:
+        if max_length is None:
+            raise ValueError(
+                "`export_text_model` needs `max_length` (the value given to "
+                "`make_dataset`), or `dataset=` the training dataset. "
+                "Received neither."
+            )
+        return (
+            max_length,
+            "longest" if batching is None else batching,
+            True if specials is None else specials,
+        )
+    from tf_input.data.info import PipelineInfo
+    from tf_input.data.info import pipeline_info
+
+    info = dataset if isinstance(dataset, PipelineInfo) else None
+    if info is None and isinstance(dataset, tf.data.Dataset):
+        info = pipeline_info(dataset)
+    if info is None:
+        raise ValueError(
+            "`dataset` must be the dataset `make_dataset` returned (not "
+            "one transformed afterwards: pass `pipeline_info(ds)` of the "
+            "original) or a `PipelineInfo`. "
+            f"Received: dataset={dataset!r}."
+        )
+    if info.tokenizer is not None and info.tokenizer is not tokenizer:
+        raise ValueError(
+            "`tokenizer` must be the tokenizer the training pipeline used: "
+            "`dataset` was made with another one, so the served ids would "
+            "not be the trained ones."
+        )
+    padded = "max_length" if info.batching == "max_length" else "longest"
+    for name, given, trained in (
+        ("max_length", max_length, info.max_length),
+        ("batching", batching, padded),
+        ("add_special_tokens", specials, info.add_special_tokens),
+    ):
+        if given is not None and given != trained:
+            raise ValueError(
+                f"`{name}` must agree with the training pipeline given as "
+                f"`dataset`, which has {name}={trained!r} (leave it out to "
+                f"take that value). Received: {name}={given!r}."
+            )
+    return info.max_length, padded, info.add_special_tokens
+
+
 def export_text_model(
     model,
     tokenizer,
     path,
     *,
-    max_length,
-    batching="longest",
-    add_special_tokens=True,
+    max_length=None,
+    batching=None,
+    add_special_tokens=None,
+    dataset=None,
 ):
     """Saves `model` as a SavedModel whose serving function takes raw text.
 
@@ -190,12 +240,20 @@ def export_text_model(
         tokenizer: a `tf_input` tokenizer.
         path: str. Folder to write the SavedModel to.
         max_length: int. Longest row, special tokens included; longer texts
-            are truncated.
+            are truncated. Required unless `dataset` is given.
         batching: str, `"longest"` or `"max_length"`. Defaults to
-            `"longest"`.
+            `"longest"` (with `dataset`: `"max_length"` if the training
+            batches were padded to `max_length`, else `"longest"`).
         add_special_tokens: bool. Add the tokenizer's start and end
             tokens, as `make_dataset` does by default; pass the value given
-            to `make_dataset` for training. Defaults to `True`.
+            to `make_dataset` for training. Defaults to `True` (with
+            `dataset`: the training pipeline's value).
+        dataset: optional, the `tf.data.Dataset` that `make_dataset`
+            returned for training (or its `tf_input.data.pipeline_info`).
+            The export then takes `max_length`, `add_special_tokens` and
+            the padding from it, so serving cannot drift from training; an
+            argument given as well must agree with it, and `tokenizer`
+            must be the pipeline's.
 
     Returns:
         The `tf.Module` that was saved (its `serve` works in this process).
@@ -221,6 +279,9 @@ def export_text_model(
             "`tf_input.tokenizers.WordPieceTokenizer`). "
             f"Received: tokenizer of type {type(tokenizer).__name__}."
         )
+    max_length, batching, add_special_tokens = _row_arguments(
+        tokenizer, dataset, max_length, batching, add_special_tokens
+    )
     max_length = check_positive_int("max_length", max_length)
     batching = check_one_of("batching", batching, BATCHINGS)
     if not isinstance(add_special_tokens, bool):

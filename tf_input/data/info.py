@@ -40,6 +40,9 @@ class PipelineInfo:
             (`count_batches=True`), else None.
         counting: `tf.data.Dataset` of `(features, labels, truncated)`,
             the same batches with the number of truncated rows in each.
+        add_special_tokens: bool, whether the start and end tokens were
+            added (`export_text_model(dataset=...)` serves the same).
+        tokenizer: the tokenizer the rows came from.
     """
 
     task: str
@@ -50,6 +53,8 @@ class PipelineInfo:
     batch_sizes: list
     num_batches: int | None
     counting: tf.data.Dataset = dataclasses.field(repr=False)
+    add_special_tokens: bool = True
+    tokenizer: object = dataclasses.field(default=None, repr=False)
 
 
 def register(dataset, info):

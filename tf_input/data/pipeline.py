@@ -465,6 +465,8 @@ def make_dataset(
         batch_sizes=batch_sizes,
         num_batches=num_batches,
         counting=counted.prefetch(AUTOTUNE),
+        add_special_tokens=add_special_tokens,
+        tokenizer=tokenizer,
     )
     return register(dataset, info)
 
