@@ -10,6 +10,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
@@ -39,6 +40,31 @@ from tf_input.tokenizers.sentencepiece._unigram_plan import _unigram_plan
 # runs cost the merging model at most a few KB of copying per character;
 # 1 MB of random bytes has no run this long (its longest is ~3 KB).
 _LONG_RUN = 4096
+
+
+def _concat_rows(first, second):
+    """The rows of two ragged `[N, None]` tensors, one after the other.
+
+    Flat ops: a ragged `tf.concat` is 7 more graph nodes, and every node
+    costs each `tf.data` iterator graph-optimization time.
+    """
+    splits = first.row_splits
+    return tf.RaggedTensor.from_row_splits(
+        tf.concat([first.values, second.values], 0),
+        tf.concat([splits, second.row_splits[1:] + splits[-1]], 0),
+        validate=False,
+    )
+
+
+def _join_rows(strings, splits):
+    """The rows of a ragged string tensor, each joined: `[N]` strings.
+
+    Flat segment ops, not a ragged `reduce_join` (or `reduce_max`), which
+    cost every `tf.data` iterator some 10-15 ms to set up.
+    """
+    return tf.strings.unsorted_segment_join(
+        strings, row_ids(splits), tf.size(splits) - 1
+    )
 
 
 class _Traced:
@@ -312,7 +338,7 @@ class SentencePieceTokenizer(Tokenizer):
         positions = tf.dynamic_partition(tf.range(tf.size(texts)), route, 2)
         ids_first = _run_fast(self._fast, parts[0])
         ids_second, rare = self._second_route(parts[1])
-        ids = tf.concat([ids_first, ids_second], axis=0)
+        ids = _concat_rows(ids_first, ids_second)
         rare = tf.concat([tf.fill(tf.shape(parts[0]), ""), rare], axis=0)
         ids = self._finish(ids, rare)
         order = tf.math.invert_permutation(tf.concat(positions, axis=0))
@@ -358,8 +384,13 @@ class SentencePieceTokenizer(Tokenizer):
                 spaced = tf.strings.regex_replace(
                     texts, self._run_break_pattern, " "
                 )
-            words = tf.strings.split(spaced, " ")
-            longest = tf.reduce_max(tf.strings.length(words), axis=1)
+            # The raw op: `tf.strings.split` adds some 30 graph nodes to
+            # make a ragged tensor, and every node costs each `tf.data`
+            # iterator graph-optimization time.
+            where, words, _ = tf.raw_ops.StringSplitV2(input=spaced, sep=" ")
+            longest = tf.math.unsorted_segment_max(
+                tf.strings.length(words), where[:, 0], tf.size(texts)
+            )
             route = tf.where(longest >= _LONG_RUN, 2, route)
         if self._plain_pattern is not None:
             plain = tf.strings.regex_full_match(texts, self._plain_pattern)
@@ -368,11 +399,11 @@ class SentencePieceTokenizer(Tokenizer):
         positions = tf.dynamic_partition(tf.range(tf.size(texts)), route, 3)
         merged = _run_library(self._library_proto, parts[1], tf.string)
         out = [self._plain_normalize(parts[0])]
-        out.append(tf.strings.reduce_join(merged, axis=1))
+        out.append(_join_rows(merged.values, merged.row_splits))
         if self._byte_normalizer is not None:
             proto, table = self._byte_normalizer
             ids = _run_library(proto, parts[2], tf.int32)
-            out.append(tf.strings.reduce_join(tf.gather(table, ids), axis=1))
+            out.append(_join_rows(tf.gather(table, ids.values), ids.row_splits))
         order = tf.math.invert_permutation(tf.concat(positions, axis=0))
         return tf.gather(tf.concat(out, axis=0), order)
 
@@ -419,8 +450,10 @@ class SentencePieceTokenizer(Tokenizer):
         )
         keep = tf.logical_not(repeat)
         kept = tf.concat([[0], tf.cumsum(tf.cast(keep, tf.int64))], 0)
+        # A gather of `where`: `boolean_mask` is some 15 graph nodes, and
+        # every node costs each `tf.data` iterator graph-optimization time.
         return tf.RaggedTensor.from_row_splits(
-            tf.boolean_mask(values, keep),
+            tf.gather(values, tf.reshape(tf.where(keep), [-1])),
             tf.gather(kept, splits),
             validate=False,
         )
@@ -438,31 +471,23 @@ class SentencePieceTokenizer(Tokenizer):
         pseudo = tf.where(is_pseudo, values - self._pseudo_start, 0)
         rank = tf.cumsum(tf.cast(is_placeholder, tf.int64), exclusive=True)
         rank = tf.where(is_placeholder, rank, 0)
-        rare_chars = tf.strings.unicode_split(rare, "UTF-8").flat_values
-        rare_bytes = tf.strings.bytes_split(rare_chars)
-        padded = tf.concat([rare_bytes.row_lengths(), [0]], axis=0)
-        rare_lengths = tf.gather(padded, rank)
-        lengths = tf.where(
-            is_placeholder,
-            rare_lengths,
-            tf.where(is_pseudo, tf.gather(table_lengths, pseudo), 1),
+        # The rare characters' code points and UTF-8 bytes, flat: raw ops
+        # and 1-D joins (the ragged `unicode_split` / `bytes_split` /
+        # `repeat` / `from_value_rowids` version was 330 graph nodes, and
+        # every node costs each `tf.data` iterator start-up time).
+        _, code_points = tf.raw_ops.UnicodeDecode(
+            input=rare, input_encoding="UTF-8", Tsplits=tf.int64
         )
-        # One output per byte: `token` is its token, `offset` its byte.
-        token = tf.repeat(tf.range(tf.size(values, tf.int64)), lengths)
-        offset = tf.range(tf.size(token, tf.int64)) - tf.gather(
-            tf.cumsum(lengths, exclusive=True), token
-        )
-        table_starts = tf.cumsum(table_lengths, exclusive=True)
-        from_table = tf.gather(
-            table_values,
-            tf.gather(table_starts, tf.gather(pseudo, token)) + offset,
+        char_lengths = (
+            1
+            + tf.cast(code_points >= 0x80, tf.int64)
+            + tf.cast(code_points >= 0x800, tf.int64)
+            + tf.cast(code_points >= 0x10000, tf.int64)
         )
         rare_flat = tf.concat(
             [
                 tf.cast(
-                    tf.io.decode_raw(
-                        rare_bytes.flat_values, tf.uint8, fixed_length=1
-                    )[:, 0],
+                    tf.io.decode_raw(tf.strings.reduce_join(rare), tf.uint8),
                     tf.int32,
                 ),
                 [0],
@@ -470,7 +495,22 @@ class SentencePieceTokenizer(Tokenizer):
             axis=0,
         )
         rare_starts = tf.concat(
-            [tf.cumsum(rare_bytes.row_lengths(), exclusive=True), [0]], axis=0
+            [tf.cumsum(char_lengths, exclusive=True), [0]], axis=0
+        )
+        rare_lengths = tf.gather(tf.concat([char_lengths, [0]], 0), rank)
+        lengths = tf.where(
+            is_placeholder,
+            rare_lengths,
+            tf.where(is_pseudo, tf.gather(table_lengths, pseudo), 1),
+        )
+        # One output per byte: `token` is its token, `offset` its byte.
+        out_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+        token = row_ids(out_splits)
+        offset = tf.range(out_splits[-1]) - tf.gather(out_splits, token)
+        table_starts = tf.cumsum(table_lengths, exclusive=True)
+        from_table = tf.gather(
+            table_values,
+            tf.gather(table_starts, tf.gather(pseudo, token)) + offset,
         )
         token_placeholder = tf.gather(is_placeholder, token)
         rare_index = tf.where(
@@ -490,9 +530,8 @@ class SentencePieceTokenizer(Tokenizer):
                 tf.gather(values, token),
             ),
         )
-        rows = tf.gather(ids.value_rowids(), token)
-        return tf.RaggedTensor.from_value_rowids(
-            out, rows, nrows=ids.nrows(), validate=False
+        return tf.RaggedTensor.from_row_splits(
+            out, tf.gather(out_splits, ids.row_splits), validate=False
         )
 
     def _detokenize_graph(self, ids):
