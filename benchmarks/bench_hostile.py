@@ -29,7 +29,7 @@ ratio is ours / reference at the largest size; the slope is
 log(t_large / t_small) / log(4) between the smallest and largest size (1.0
 is linear, 2.0 quadratic). "same ids" says whether ours equals the
 reference (SentencePiece unigram differs on lines past ~25,000 tokens:
-see `tf_input/tokenizers/sentencepiece.py`).
+see `tf_input/tokenizers/sentencepiece/`).
 
 Run: python benchmarks/bench_hostile.py [--repeats 3] [--quick]
 """

@@ -1,0 +1,51 @@
+"""SentencePiece tokenization inside the TensorFlow graph.
+
+`SentencePieceTokenizer` reads a `.model` file (a serialized
+`sentencepiece.ModelProto`) and gives the ids that the `sentencepiece`
+library (0.2.3) gives, with TensorFlow and TF Text ops only. The proto is
+parsed here (wire format), so `sentencepiece` itself is not needed.
+
+How each model type is encoded, and why:
+
+* BPE models run TF Text's `SentencepieceTokenizer` op, which embeds the
+  `sentencepiece` C++ library; its merges equal version 0.2.3's.
+* Unigram models cannot use that op: it compares a double-precision
+  candidate with a float32 best score in its Viterbi search, where
+  `sentencepiece` 0.2.3 compares two float32 scores, so exact float ties go
+  the other way (ALBERT on the Chinese novel in shared/data: 50 lines of
+  5,591 differ, e.g. `*` `**` where the library gives `*` `**` and the op
+  `**` `*`). TF Text's `FastSentencepieceTokenizer` op does the float32
+  search the library's way but differs around unknown characters,
+  user-defined pieces and some whitespace, so the model it gets is rewritten:
+
+  - user-defined pieces get the library's score `0.1 * (bytes - 1)`;
+  - every BMP character and emoji that is not a piece of its own gets a
+    "pseudo piece" scored like the library's unknown node (`min score -
+    10`); afterwards pseudo ids become the unknown id (or the byte-fallback
+    ids of the character), and runs of unknowns merge, as in the library.
+
+  Lines the fast op would still treat differently take a second route:
+  invalid UTF-8, tabs or newlines that survive normalization, a literal
+  "▁", NUL, characters above the BMP that no piece uses, user-defined
+  pieces a normalization rule could touch, and every line of models with
+  `treat_whitespace_as_suffix` or without the dummy prefix. There the
+  library's own normalizer runs (the library op with a character model),
+  rare characters are replaced by a placeholder that has a pseudo piece,
+  and the fast op runs with normalization switched off.
+
+Known limit: on a line whose best-path score passes 1e5 in magnitude
+(about 25,000 tokens) `sentencepiece` 0.2.3 re-centres its float32 scores,
+which no TF op does, so exact ties after that point may be broken
+differently (measured on 1 MB single lines: the first differing token was
+number 24,658 to 79,336, depending on model and text).
+
+The package, by seam: `_proto` (the wire format, piece kinds and field
+numbers), `_charsmap` (the normalization rules), `_unigram_plan` (the
+rewritten unigram models and routing patterns), `_model_file` (reading and
+checking a `.model` argument), `_tf_text_ops` (TF Text's ops),
+`_decoding` (ids to text) and `_layer` (the Keras layer).
+"""
+
+from tf_input.tokenizers.sentencepiece._layer import SentencePieceTokenizer
+
+__all__ = ["SentencePieceTokenizer"]
