@@ -10,7 +10,12 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.sentencepiece._bpe import CharBPE
+from tf_input.tokenizers.sentencepiece._bpe import _int_table
+from tf_input.tokenizers.sentencepiece._bpe import model_merges
+from tf_input.tokenizers.sentencepiece._bpe import replace_invalid_bytes
 from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
 from tf_input.tokenizers.sentencepiece._model_file import _parse_model
@@ -20,6 +25,7 @@ from tf_input.tokenizers.sentencepiece._proto import _CHAR
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
 from tf_input.tokenizers.sentencepiece._proto import _UNKNOWN
+from tf_input.tokenizers.sentencepiece._proto import _UNUSED
 from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
 from tf_input.tokenizers.sentencepiece._proto import TRAINER_BOS_ID
 from tf_input.tokenizers.sentencepiece._proto import TRAINER_BYTE_FALLBACK
@@ -33,6 +39,25 @@ from tf_input.tokenizers.sentencepiece._proto import _varint_field
 from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_fast
 from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
 from tf_input.tokenizers.sentencepiece._unigram_plan import _unigram_plan
+
+
+def _library_reason(model):
+    """Why a BPE model runs on TF Text's library op, or None.
+
+    The core-ops engine covers the models of today's LLMs (Mistral, Llama
+    2: no normalization rules); these stay on the library op.
+    """
+    if model.charsmap:
+        return "normalization rules (a precompiled charsmap)"
+    if model.suffix_space:
+        return "treat_whitespace_as_suffix"
+    if _UNUSED in model.types:
+        return "unused pieces (sentencepiece re-segments them)"
+    for piece, piece_type in zip(model.pieces, model.types):
+        if piece_type == _USER_DEFINED and (" " in piece or _SPACE in piece):
+            return "a user-defined piece with a space"
+    return None
+
 
 # Space-free runs of this many bytes or more are normalized through the
 # byte-fallback model (see `SentencePieceTokenizer._normalize`). Shorter
@@ -84,8 +109,11 @@ class SentencePieceTokenizer(Tokenizer):
     `tf.function` and a SavedModel. Map it over batches of lines
     (`ds.batch(n).map(tokenizer)`), not over single lines. The model travels
     in `get_config()` (base64), so a `.keras` file or SavedModel needs no
-    other file; loading such a SavedModel needs `import tensorflow_text`
-    first (its ops live there).
+    other file. BPE models without normalization rules (Mistral, Llama 2)
+    run on core TensorFlow ops only: a SavedModel holding one loads with a
+    plain `import tensorflow`. Unigram models, and BPE models with a
+    precompiled charsmap, use TF Text ops: loading such a SavedModel needs
+    `import tensorflow_text` first. `uses_core_ops_only` says which.
 
     Invalid UTF-8 is handled as `sentencepiece` handles it: every byte that
     does not start a valid character becomes U+FFFD before normalization.
@@ -174,7 +202,10 @@ class SentencePieceTokenizer(Tokenizer):
                 self._build_unigram(model)
             self._build_detokenizer(model)
             with tf.init_scope():
-                _run_library(self._library_proto, tf.constant([""]), tf.int32)
+                if self._library_proto is not None:
+                    _run_library(
+                        self._library_proto, tf.constant([""]), tf.int32
+                    )
                 if getattr(self, "_byte_normalizer", None) is not None:
                     _run_library(
                         self._byte_normalizer[0], tf.constant([""]), tf.int32
@@ -232,9 +263,51 @@ class SentencePieceTokenizer(Tokenizer):
         return (proto, texts) if byte_fallback else proto
 
     def _build_bpe(self, model):
-        # The library's own BPE (TF Text embeds `sentencepiece`); its merges,
-        # normalization and user-defined pieces equal version 0.2.3's.
-        self._library_proto = self.proto
+        """The BPE engine in core ops (`_bpe.CharBPE`), or for the models it
+        does not cover (`_library_reason`) TF Text's op around the
+        `sentencepiece` library."""
+        self._char_bpe = None
+        self._library_proto = None
+        if _library_reason(model) is not None:
+            self._library_proto = self.proto
+            return
+        symbols, merges, ranks, tied, whole = model_merges(model)
+        user = [
+            (p, i)
+            for i, (p, t) in enumerate(zip(model.pieces, model.types))
+            if t == _USER_DEFINED
+        ]
+        self._user_pieces = _added_tokens.Extractor(
+            _added_tokens.check_added_tokens(
+                [{"id": i, "content": p, "special": False} for p, i in user],
+                "the user-defined pieces",
+            ),
+            False,
+            "the user-defined pieces",
+        )
+        self._char_bpe = CharBPE(
+            model.pieces,
+            symbols,
+            merges,
+            ranks,
+            tied_ranks=tied,
+            whole=whole,
+            extra_words=(
+                [_added_tokens.placeholder(i) for _, i in user],
+                [i for _, i in user],
+            ),
+        )
+        reserved = [
+            (ord(p), i)
+            for i, (p, t) in enumerate(zip(model.pieces, model.types))
+            if len(p) == 1 and t != _NORMAL and t != _USER_DEFINED
+        ]
+        self._reserved_chars = None
+        if reserved:
+            self._reserved_chars = _int_table(*zip(*reserved))
+        self._byte_id_tensor = None
+        if self._byte_ids is not None:
+            self._byte_id_tensor = tf.constant(self._byte_ids, tf.int32)
 
     def _build_unigram(self, model):
         plan = _unigram_plan(self.proto)
@@ -289,8 +362,30 @@ class SentencePieceTokenizer(Tokenizer):
 
     def _tokenize_graph(self, texts):
         if self._model.model_type == _BPE:
-            return _run_library(self._library_proto, texts, tf.int32)
+            if self._char_bpe is None:
+                return _run_library(self._library_proto, texts, tf.int32)
+            return self._tokenize_bpe(texts)
         return self._tokenize_unigram(texts)
+
+    def _tokenize_bpe(self, texts):
+        """sentencepiece's BPE in core ops: bad bytes -> U+FFFD, the
+        whitespace rules, user-defined pieces cut out (kept whole), the
+        merges, then characters without a piece -> byte pieces or unk."""
+        texts = tf.reshape(texts, [-1])
+        texts = self._plain_normalize(replace_invalid_bytes(texts))
+        segments, per_line = self._user_pieces(texts)
+        engine = self._char_bpe
+        values, splits = engine.encode(segments)
+        values, splits = engine.characters_to_pieces(
+            values,
+            splits,
+            self._byte_id_tensor,
+            self._model.unk_id,
+            self._reserved_chars,
+        )
+        return tf.RaggedTensor.from_row_splits(
+            values, tf.gather(splits, per_line), validate=False
+        )
 
     def _tokenize_unigram(self, texts):
         # No `tf.cond` here: inside `tf.data` each conditional costs about
@@ -497,6 +592,11 @@ class SentencePieceTokenizer(Tokenizer):
 
     def _detokenize_graph(self, ids):
         return self._decoder(ids)
+
+    @property
+    def uses_core_ops_only(self):
+        """True if the graph needs no TF Text op (see the class doc)."""
+        return getattr(self, "_char_bpe", None) is not None
 
     def get_vocabulary(self):
         return list(self._model.pieces)
