@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import gather_rows
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers.byte_pair import _merges_properly_ordered
@@ -136,6 +137,7 @@ class CharBPE(tf.Module):
         texts = [pieces[i].encode() for i in found]
         self._chunk_table = _string_table(texts, found)
         extra_texts, extra_ids = extra_words
+        self._has_extra_words = bool(len(extra_ids))
         self._word_table = _string_table(
             texts + list(extra_texts), found + list(extra_ids)
         )
@@ -143,7 +145,9 @@ class CharBPE(tf.Module):
     # --- Graph code ---------------------------------------------------------
     def encode(self, words):
         """`[W]` valid UTF-8 strings -> `(int32 ids, int64 row_splits)`."""
-        return lookup_or_merge(words, self._word_table, self._merge_chunks)
+        if self._has_extra_words:
+            return lookup_or_merge(words, self._word_table, self._merge_chunks)
+        return self._merge_chunks(words)
 
     def _initial_ids(self, code_points):
         code_points = tf.cast(code_points, tf.int64)
@@ -153,35 +157,64 @@ class CharBPE(tf.Module):
         )
 
     def _merge_chunks(self, words):
-        """BPE of `[M]` distinct words, cut into chunks between characters
-        that no merge joins; each distinct chunk is looked up or merged
-        once."""
-        lengths = tf.cast(tf.strings.length(words), tf.int64)
-        starts = tf.cumsum(lengths, exclusive=True)
+        """BPE of `[M]` words, cut into chunks between characters that no
+        merge joins. A chunk of one character is its character's id (an
+        integer lookup: most chunks of Chinese text); the longer ones are
+        deduplicated, and each distinct one is looked up (chunks that BPE
+        leaves whole) or merged once."""
+        starts = tf.cumsum(
+            tf.cast(tf.strings.length(words), tf.int64), exclusive=True
+        )
         joined = tf.strings.reduce_join(words)
         num_bytes = tf.cast(tf.strings.length(joined), tf.int64)
         chars, offsets = tf.strings.unicode_decode_with_offsets(joined, "UTF-8")
         offsets = tf.cast(offsets, tf.int64)
         chars = tf.cast(chars, tf.int64)
-        key = chars[:-1] * _CODE_POINTS + chars[1:]
-        joins = self._joinable.lookup(key) > 0
-        # A chunk starts at the first character, where no merge joins the
-        # character to the one before, and at every word start.
-        at = offsets[1:]
-        word_start = marks(starts, num_bytes + 1) > 0
-        cut = ~joins | tf.gather(word_start, at)
-        chunk_at = tf.concat([offsets[:1], _take(at, cut)], 0)
-        chunk_len = tf.concat([chunk_at[1:], num_bytes[None]], 0) - chunk_at
-        chunks = tf.strings.substr(joined, chunk_at, chunk_len)
-        values, chunk_splits = lookup_or_merge(
-            chunks, self._chunk_table, self._merge_words
+        num_chars = tf.size(chars, tf.int64)
+        joins = self._joinable.lookup(chars[:-1] * _CODE_POINTS + chars[1:])
+        # Chunks start at every word start and where no merge joins a
+        # character to the one before.
+        word_first = tf.searchsorted(offsets, starts, out_type=tf.int64)
+        cut = tf.concat([[True], joins <= 0], 0)[:num_chars] | (
+            marks(word_first, num_chars + 1)[:num_chars] > 0
         )
-        first_chunk = tf.searchsorted(chunk_at, starts, out_type=tf.int64)
+        first_char = tf.where(cut)[:, 0]
+        num_chunks = tf.size(first_char, tf.int64)
+        single = tf.concat([first_char[1:], num_chars[None]], 0) == (
+            first_char + 1
+        )
+        single_ids = self._initial_ids(tf.gather(chars, first_char))
+        byte_at = tf.gather(offsets, first_char)
+        byte_end = tf.concat([byte_at[1:], num_bytes[None]], 0)
+        multi_at = tf.where(~single)[:, 0]
+        multi = tf.strings.substr(
+            joined,
+            tf.gather(byte_at, multi_at),
+            tf.gather(byte_end - byte_at, multi_at),
+        )
+        multi_values, multi_splits = lookup_or_merge(
+            multi, self._chunk_table, self._merge_words
+        )
+        # Assembled with gathers only, as in `lookup_or_merge`.
+        rank = tf.cumsum(tf.cast(~single, tf.int64), exclusive=True)
+        multi_lengths = tf.concat(
+            [multi_splits[1:] - multi_splits[:-1], [0]], 0
+        )
+        lengths = tf.where(
+            single, tf.ones_like(rank), tf.gather(multi_lengths, rank)
+        )
+        first = tf.where(
+            single,
+            tf.range(num_chunks),
+            num_chunks + tf.gather(multi_splits, rank),
+        )
+        splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+        values = gather_rows(
+            tf.concat([single_ids, multi_values], 0), first, splits
+        )
+        first_chunk = tf.searchsorted(first_char, word_first, out_type=tf.int64)
         word_splits = tf.gather(
-            chunk_splits,
-            tf.concat(
-                [first_chunk, tf.size(chunk_at, out_type=tf.int64)[None]], 0
-            ),
+            splits, tf.concat([first_chunk, num_chunks[None]], 0)
         )
         return values, word_splits
 
@@ -239,9 +272,10 @@ class CharBPE(tf.Module):
         )
         size = tf.cast(size, tf.int64)
         lengths = tf.where(is_char, size, tf.ones_like(size))
-        token = tf.repeat(tf.range(tf.size(ids, tf.int64)), lengths)
+        new_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+        token = row_ids(new_splits)
         offset = tf.range(tf.size(token, tf.int64)) - tf.gather(
-            tf.cumsum(lengths, exclusive=True), token
+            new_splits, token
         )
         code = tf.gather(code, token)
         size = tf.gather(size, token)
@@ -257,7 +291,6 @@ class CharBPE(tf.Module):
             tf.gather(byte_ids, byte),
             tf.gather(ids, token),
         )
-        new_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
         return out, tf.gather(new_splits, splits)
 
 
