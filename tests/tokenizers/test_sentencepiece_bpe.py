@@ -5,6 +5,7 @@ rules (Mistral, Llama 2 style), trained here so that every case runs
 without ../shared/data, and on the real Mistral models and corpora.
 """
 
+import base64
 import functools
 import io
 import os
@@ -13,7 +14,9 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 
+import keras
 import numpy as np
 import pytest
 import sentencepiece as spm
@@ -21,6 +24,7 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from keras.src.saving import serialization_lib
 
 from tests.shared_data import ROOT
 from tests.shared_data import corpora
@@ -316,3 +320,73 @@ def test_models_with_normalization_rules_keep_the_library_op():
     assert not tokenizer.uses_core_ops_only
     reference = spm.SentencePieceProcessor(model_proto=f.getvalue())
     assert as_lists(tokenizer(TRICKY)) == reference.encode(TRICKY)
+
+
+# --- Saving: the model is a Keras asset, paths respect safe mode ------------
+def test_keras_file_keeps_the_model_as_an_asset(tmp_path):
+    tokenizer, reference = pair("kept")
+    path = tmp_path / "tokenizer.keras"
+    keras.Sequential([tokenizer]).save(path)
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        config = archive.read("config.json")
+        asset = [n for n in names if n.endswith("sentencepiece.model")]
+        assert len(asset) == 1 and archive.read(asset[0]) == tokenizer.proto
+    assert len(config) < 4000  # no base64 model inside
+    assert base64.b64encode(tokenizer.proto[:64]) not in config
+    # A fresh process: the digest cache is empty, so the asset is read.
+    script = textwrap.dedent(
+        """
+        import sys
+        import keras
+        import tf_input  # noqa: F401  (registers the layer)
+        layer = keras.saving.load_model(sys.argv[1]).layers[0]
+        print(layer(["Hello  world 凤姐儿"]).to_list())
+        """
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env["PYTHONPATH"] = str(ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    want = reference.encode(["Hello  world 凤姐儿"])
+    assert result.stdout.strip().splitlines()[-1] == str(want)
+
+
+def test_a_corrupt_asset_is_a_clear_error(tmp_path):
+    tokenizer, _ = pair("kept")
+    layer = SentencePieceTokenizer.from_config(
+        {**tokenizer.get_config(), "proto_sha256": "0" * 64}
+    )
+    with pytest.raises(ValueError, match="no model yet"):
+        layer(["x"])
+    (tmp_path / "sentencepiece.model").write_bytes(tokenizer.proto)
+    with pytest.raises(ValueError, match="SHA-256"):
+        layer.load_assets(str(tmp_path))
+
+
+def test_old_base64_configs_still_load():
+    tokenizer, reference = pair("kept")
+    config = tokenizer.get_config()
+    config["proto"] = base64.b64encode(tokenizer.proto).decode("ascii")
+    del config["proto_sha256"]
+    restored = SentencePieceTokenizer.from_config(config)
+    assert as_lists(restored(TRICKY)) == reference.encode(TRICKY)
+
+
+def test_a_path_in_a_config_is_refused_in_safe_mode(tmp_path):
+    tokenizer, reference = pair("kept")
+    path = tmp_path / "x.model"
+    path.write_bytes(tokenizer.proto)
+    config = {**tokenizer.get_config(), "proto": str(path)}
+    with serialization_lib.SafeModeScope(True):
+        with pytest.raises(ValueError, match="safe mode"):
+            SentencePieceTokenizer.from_config(config)
+    with serialization_lib.SafeModeScope(False):
+        restored = SentencePieceTokenizer.from_config(config)
+    assert as_lists(restored(TRICKY)) == reference.encode(TRICKY)

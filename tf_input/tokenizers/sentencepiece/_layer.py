@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import collections
+import hashlib
 import os
 
 import keras
 import numpy as np
 import tensorflow as tf
+from keras.src.saving import serialization_lib
 
 from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers.base import Tokenizer
@@ -107,13 +110,16 @@ class SentencePieceTokenizer(Tokenizer):
     models (normalization rules, user-defined pieces, byte fallback), using
     only TensorFlow and TF Text ops, so it runs in `tf.data.Dataset.map`,
     `tf.function` and a SavedModel. Map it over batches of lines
-    (`ds.batch(n).map(tokenizer)`), not over single lines. The model travels
-    in `get_config()` (base64), so a `.keras` file or SavedModel needs no
-    other file. BPE models without normalization rules (Mistral, Llama 2)
-    run on core TensorFlow ops only: a SavedModel holding one loads with a
-    plain `import tensorflow`. Unigram models, and BPE models with a
-    precompiled charsmap, use TF Text ops: loading such a SavedModel needs
-    `import tensorflow_text` first. `uses_core_ops_only` says which.
+    (`ds.batch(n).map(tokenizer)`), not over single lines. In a `.keras`
+    file the model is an asset (`assets/sentencepiece.model`; the config
+    holds its SHA-256), and a SavedModel holds it as constants, so neither
+    needs another file. A config whose `proto` is a path is read only
+    outside Keras' safe mode. BPE models without normalization rules
+    (Mistral, Llama 2) run on core TensorFlow ops only: a SavedModel
+    holding one loads with a plain `import tensorflow`. Unigram models, and
+    BPE models with a precompiled charsmap, use TF Text ops: loading such a
+    SavedModel needs `import tensorflow_text` first; `uses_core_ops_only`
+    says which.
 
     Invalid UTF-8 is handled as `sentencepiece` handles it: every byte that
     does not start a valid character becomes U+FFFD before normalization.
@@ -167,7 +173,14 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, proto, *, add_special_tokens=False, **kwargs):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self.proto = None
+        self._expected_sha256 = None
+        if proto is _FROM_ASSETS:
+            return  # `load_assets` sets the model (a `.keras` file).
         data, source = _load_proto(proto)
+        self._set_proto(data, source)
+
+    def _set_proto(self, data, source):
         model = _parse_model(data, source)
         self.proto = data
         self._model = model
@@ -349,6 +362,7 @@ class SentencePieceTokenizer(Tokenizer):
     # --- Tokenizer API -------------------------------------------------------
     @tf.autograph.experimental.do_not_convert
     def _tokenize_batch(self, texts):
+        self._check_model()
         # Eagerly, run one traced graph rather than some 40 separate ops.
         if tf.executing_eagerly():
             return self._traced.tokenize(texts)
@@ -356,6 +370,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     @tf.autograph.experimental.do_not_convert
     def _detokenize_batch(self, ids):
+        self._check_model()
         if tf.executing_eagerly():
             return self._traced.detokenize(ids.with_row_splits_dtype(tf.int64))
         return self._detokenize_graph(ids)
@@ -599,26 +614,101 @@ class SentencePieceTokenizer(Tokenizer):
         return getattr(self, "_char_bpe", None) is not None
 
     def get_vocabulary(self):
+        self._check_model()
         return list(self._model.pieces)
 
     @property
     def special_tokens(self):
+        self._check_model()
         return dict(self._special)
 
+    # --- Saving ---------------------------------------------------------------
     def get_config(self):
+        """The config names the model by its SHA-256; the model itself is a
+        Keras asset (`save_assets`), not megabytes of base64 in
+        `config.json`. In the same process `from_config` finds the model by
+        its digest (layer cloning); from a `.keras` file, `load_assets`
+        reads it."""
+        self._check_model()
         return {
             **super().get_config(),
-            "proto": base64.b64encode(self.proto).decode("ascii"),
+            "proto": None,
+            "proto_sha256": _remember(self.proto),
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        proto = config.get("proto")
-        # `get_config` stores the model as base64; a path stays a path.
-        if isinstance(proto, str) and not os.path.isfile(proto):
-            try:
-                config["proto"] = base64.b64decode(proto, validate=True)
-            except (binascii.Error, ValueError):
-                pass  # Not base64 either: __init__ reports the missing file.
-        return cls(**config)
+        proto = config.pop("proto", None)
+        digest = config.pop("proto_sha256", None)
+        if isinstance(proto, str):
+            proto = _proto_of_config_string(proto)
+        elif proto is None:
+            proto = _KNOWN_PROTOS.get(digest, _FROM_ASSETS)
+        layer = cls(proto, **config)
+        layer._expected_sha256 = digest
+        return layer
+
+    def save_assets(self, dir_path):
+        self._check_model()
+        with open(os.path.join(dir_path, _ASSET), "wb") as f:
+            f.write(self.proto)
+
+    def load_assets(self, dir_path):
+        path = os.path.join(dir_path, _ASSET)
+        with open(path, "rb") as f:
+            data = f.read()
+        digest = hashlib.sha256(data).hexdigest()
+        if self._expected_sha256 not in (None, digest):
+            raise ValueError(
+                f"SentencePieceTokenizer: the model asset {path!r} has "
+                f"SHA-256 {digest}, but the config names "
+                f"{self._expected_sha256}: the saved file is corrupt or was "
+                "edited."
+            )
+        if self.proto is None:
+            self._set_proto(data, f"the model asset {path!r}")
+
+    def _check_model(self):
+        if self.proto is None:
+            raise ValueError(
+                "This SentencePieceTokenizer has no model yet: it was made "
+                "by `from_config` from a config that names its model by "
+                "digest only, and no `.keras` asset was loaded into it. Load "
+                "the `.keras` file with `keras.saving.load_model`, or pass "
+                "the `.model` file to `SentencePieceTokenizer`."
+            )
+
+
+# `from_config`: the model comes from the `.keras` file's assets.
+_FROM_ASSETS = object()
+_ASSET = "sentencepiece.model"
+# Models whose config was taken in this process, by SHA-256 (the last 8).
+_KNOWN_PROTOS = collections.OrderedDict()
+
+
+def _remember(proto):
+    digest = hashlib.sha256(proto).hexdigest()
+    _KNOWN_PROTOS[digest] = proto
+    _KNOWN_PROTOS.move_to_end(digest)
+    while len(_KNOWN_PROTOS) > 8:
+        _KNOWN_PROTOS.popitem(last=False)
+    return digest
+
+
+def _proto_of_config_string(proto):
+    """A config's `proto` string: base64 (configs written before the model
+    became an asset), or a path, which is read only outside Keras' safe
+    mode (a config must not make `load_model` read arbitrary files)."""
+    try:
+        return base64.b64decode(proto, validate=True)
+    except (binascii.Error, ValueError):
+        pass
+    if serialization_lib.in_safe_mode():
+        raise ValueError(
+            "SentencePieceTokenizer: the config names the model file "
+            f"{proto!r}. Reading a file named in a config is refused in "
+            "Keras' safe mode; if you trust this config, load it with "
+            "`keras.saving.load_model(..., safe_mode=False)`."
+        )
+    return proto
