@@ -30,6 +30,7 @@ from tests.shared_data import ROOT
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tf_input import load_tokenizer
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 from tf_input.tokenizers.sentencepiece._proto import _read_model
 
@@ -390,3 +391,135 @@ def test_a_path_in_a_config_is_refused_in_safe_mode(tmp_path):
     with serialization_lib.SafeModeScope(False):
         restored = SentencePieceTokenizer.from_config(config)
     assert as_lists(restored(TRICKY)) == reference.encode(TRICKY)
+
+
+# --- The Mistral v1 tokenizer.json, against HF tokenizers --------------------
+MISTRAL_JSON = data_path("llm", "mistral_v1", "tokenizer.json")
+
+
+@functools.lru_cache(maxsize=None)
+def json_pair():
+    import tokenizers
+
+    tokenizer = load_tokenizer(MISTRAL_JSON)
+    assert type(tokenizer).__name__ == "MetaspaceBytePairTokenizer"
+    assert tokenizer.uses_core_ops_only
+    return tokenizer, tokenizers.Tokenizer.from_file(str(MISTRAL_JSON))
+
+
+def hf_ids(reference, texts, add_special_tokens=False):
+    return [
+        e.ids
+        for e in reference.encode_batch(
+            texts, add_special_tokens=add_special_tokens
+        )
+    ]
+
+
+JSON_TRICKY = TRICKY + [
+    "<s>Hello</s> <unk>",
+    " <s> x",
+    "a<s>",
+    " " * 9 + "indented",
+    "\u2581\u2581x",
+]
+
+
+@requires_shared_data
+def test_mistral_json_tricky_texts_and_decoding():
+    tokenizer, reference = json_pair()
+    want = hf_ids(reference, JSON_TRICKY)
+    assert as_lists(tokenizer(JSON_TRICKY)) == want
+    with_bos = hf_ids(reference, JSON_TRICKY, add_special_tokens=True)
+    assert tokenizer.start_ids == [1] and tokenizer.end_ids == []
+    assert all(w == [1] + v for w, v in zip(with_bos, want))
+    decoded = tokenizer.detokenize(tf.ragged.constant(want, tf.int32))
+    assert decoded.numpy().tolist() == [
+        t.encode() for t in reference.decode_batch(want, False)
+    ]
+    # Byte pieces that do not form UTF-8 decode as HF's ByteFallback does.
+    ids = [[35, 250, 264], [240, 162, 160], [243, 162], [28705, 1]]
+    decoded = tokenizer.detokenize(tf.ragged.constant(ids, tf.int32))
+    assert decoded.numpy().tolist() == [
+        t.encode() for t in reference.decode_batch(ids, False)
+    ]
+
+
+@requires_shared_data
+def test_mistral_json_invalid_utf8_as_python_replace():
+    tokenizer, reference = json_pair()
+    rng = random.Random(5)
+    raw = [
+        bytes(rng.randrange(256) for _ in range(rng.randrange(12)))
+        for _ in range(200)
+    ]
+    texts = [r.decode("utf-8", "replace") for r in raw]
+    assert as_lists(tokenizer(tf.constant(raw))) == hf_ids(reference, texts)
+
+
+@requires_shared_data
+@settings(max_examples=500, deadline=None)
+@given(batch=st.lists(lines, min_size=1, max_size=8))
+def test_fuzz_mistral_json_matches_hf(batch):
+    tokenizer, reference = json_pair()
+    assert as_lists(tokenizer(batch)) == hf_ids(reference, batch)
+
+
+@requires_shared_data
+def test_mistral_json_sample_of_every_corpus():
+    tokenizer, reference = json_pair()
+    for name, texts in corpora().items():
+        sample = texts[:: max(1, len(texts) // 300)]
+        assert as_lists(tokenizer(sample)) == hf_ids(reference, sample), name
+
+
+@pytest.mark.slow
+@requires_shared_data
+def test_mistral_json_every_corpus_line():
+    tokenizer, reference = json_pair()
+    bad = {}
+    for corpus, texts in corpora().items():
+        want = hf_ids(reference, texts)
+        got = as_lists(tokenizer(texts))
+        bad[corpus] = sum(g != w for g, w in zip(got, want))
+        decoded = tokenizer.detokenize(tf.ragged.constant(want, tf.int32))
+        assert decoded.numpy().tolist() == [
+            t.encode() for t in reference.decode_batch(want, False)
+        ], corpus
+    assert not any(bad.values()), bad
+
+
+@requires_shared_data
+def test_mistral_json_keras_file_and_plain_tensorflow_saved_model(tmp_path):
+    tokenizer, reference = json_pair()
+    path = tmp_path / "tokenizer.keras"
+    keras.Sequential([tokenizer]).save(path)
+    with zipfile.ZipFile(path) as archive:
+        assert len(archive.read("config.json")) < 4000
+    texts = ["Hello  world 凤姐儿 😀", " <s>x"]
+    want = hf_ids(reference, texts)
+    saved = tmp_path / "saved"
+    tf.saved_model.save(_Exported(tokenizer), str(saved))
+    script = textwrap.dedent(
+        """
+        import sys
+        import keras
+        import tensorflow as tf
+        model = tf.saved_model.load(sys.argv[1])
+        print(model(tf.constant(sys.argv[3:])).to_list())
+        import tf_input  # noqa: F401  (registers the layer)
+        layer = keras.saving.load_model(sys.argv[2]).layers[0]
+        print(layer(sys.argv[3:]).to_list())
+        """
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env["PYTHONPATH"] = str(ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(saved), str(path), *texts],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-2:] == [str(want)] * 2

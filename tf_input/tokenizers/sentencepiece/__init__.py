@@ -53,10 +53,14 @@ The package, by seam: `_proto` (the wire format, piece kinds and field
 numbers), `_charsmap` (the normalization rules), `_unigram_plan` (the
 rewritten unigram models and routing patterns), `_model_file` (reading and
 checking a `.model` argument), `_bpe` (character-level BPE on the
-byte-level engine's merge loop), `_tf_text_ops` (TF Text's ops),
+byte-level engine's merge loop), `_json_bpe` (the same engine for a
+`tokenizer.json`: `MetaspaceBytePairTokenizer`), `_tf_text_ops` (TF Text's ops),
 `_decoding` (ids to text) and `_layer` (the Keras layer).
 """
 
+from tf_input.tokenizers.sentencepiece._json_bpe import (
+    MetaspaceBytePairTokenizer,
+)
 from tf_input.tokenizers.sentencepiece._layer import SentencePieceTokenizer
 
-__all__ = ["SentencePieceTokenizer"]
+__all__ = ["MetaspaceBytePairTokenizer", "SentencePieceTokenizer"]
