@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 import zipfile
 
 import keras
@@ -182,13 +183,29 @@ def test_merges_cross_spaces_and_equal_scores_go_leftmost():
 @pytest.mark.parametrize("folder, name", MISTRAL)
 def test_mistral_tricky_texts_and_space_runs(folder, name):
     tokenizer, reference = mistral(folder, name)
-    texts = TRICKY + [" " * n + "x" for n in range(40)]
+    texts = TRICKY + [" " * n + "x" for n in range(100)]
+    texts += ["a" + " " * n + "b" + " " * (n // 3) for n in range(70)]
+    texts += ["\u2581" * n + " " * n for n in range(40)]
     texts += ["\t" * n + "def f():" for n in range(6)]
     assert as_lists(tokenizer(texts)) == reference.encode(texts)
     ids = reference.encode(texts)
     decoded = tokenizer.detokenize(tf.ragged.constant(ids, tf.int32))
     want = [t.encode() for t in reference.decode(ids)]
     assert decoded.numpy().tolist() == want
+
+
+@requires_shared_data
+def test_long_runs_of_spaces_take_linear_time():
+    # Equal scores merge one at a time (leftmost first); runs of "▁" are
+    # merged in blocks of 16 before the loop (`_runs_of_one_character`).
+    tokenizer, reference = mistral(*MISTRAL[0])
+    assert tokenizer._char_bpe._runs is not None
+    texts = [" " * 1_000_000, ("x" + " " * 37) * 20_000, " " * 4097 + "y"]
+    start = time.perf_counter()
+    got = as_lists(tokenizer(texts))
+    seconds = time.perf_counter() - start
+    assert got == reference.encode(texts)
+    assert seconds < 30  # quadratic: 8,000 spaces alone took 2.8 s
 
 
 def test_invalid_utf8_is_replaced_byte_by_byte_like_sentencepiece():

@@ -78,8 +78,10 @@ class CharBPE(tf.Module):
         tied_ranks=None,
         whole=(),
         extra_words=((), ()),
+        runs=None,
     ):
         super().__init__()
+        self._runs = runs
         self.num_pieces = len(pieces)
         self.num_tokens = self.num_pieces + _CODE_POINTS
         chars = [(ord(t), i) for t, i in symbols.items() if len(t) == 1]
@@ -225,6 +227,8 @@ class CharBPE(tf.Module):
         splits = tf.cast(chars.row_splits, tf.int64)
         tok = self._initial_ids(chars.flat_values)
         chunk_of = tf.cast(row_ids(splits), tf.int32)
+        if self._runs is not None:
+            tok, chunk_of = self._merge_long_runs(tok, chunk_of)
         tok, chunk_of = merge_sequences(
             tok,
             chunk_of,
@@ -238,6 +242,34 @@ class CharBPE(tf.Module):
             tf.ones_like(chunk_of, tf.int64), chunk_of, num_words
         )
         return tok, tf.concat([[0], tf.cumsum(counts)], 0)
+
+    def _merge_long_runs(self, tok, chunk_of):
+        """The first `k * L` characters of each run of `c` as `k` pieces
+        `c * L` (see `_runs_of_one_character`)."""
+        char_id, block_id, block = self._runs
+        size = tf.size(tok, tf.int64)
+        is_c = tf.equal(tok, char_id)
+        before = tf.concat([[False], is_c[:-1]], 0)[:size]
+        same = tf.concat([[False], chunk_of[1:] == chunk_of[:-1]], 0)[:size]
+        starts = is_c & ~(before & same)
+        run = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+        start_at = tf.where(starts)[:, 0]
+        position = tf.range(size)
+        # Padded: `run` is -1 (read as 0) before the first run, or where
+        # there is none.
+        first = tf.concat([start_at, [0]], 0)
+        offset = position - tf.gather(first, tf.maximum(run, 0))
+        # Run lengths: each run ends before the next non-`c` or chunk end.
+        ends = is_c & ~tf.concat(
+            [is_c[1:] & (chunk_of[1:] == chunk_of[:-1]), [False]], 0
+        )
+        lengths = tf.where(ends)[:, 0] - start_at + 1
+        blocks = tf.maximum((lengths - 1 - block) // block, 0) * block
+        blocks = tf.concat([blocks, [0]], 0)
+        inside = is_c & (offset < tf.gather(blocks, tf.maximum(run, 0)))
+        keep = ~inside | (offset % block == 0)
+        tok = tf.where(inside, block_id, tok)
+        return _take(tok, keep), _take(chunk_of, keep)
 
     def characters_to_pieces(self, ids, splits, byte_ids, unk_id, reserved):
         """Ids of characters without a piece -> final ids.
@@ -338,7 +370,64 @@ def model_merges(model):
         np.array(ranks, np.int64),
         tied if tied.any() else None,
         sorted(symbols.values()),
+        _runs_of_one_character(model, symbols, merged, rank_of, tied),
     )
+
+
+def _leftmost_runs(length, pieces):
+    """sentencepiece's BPE of `c * length` when the pieces made of `c` all
+    have one score: repeatedly the leftmost pair whose concatenation is a
+    piece. Returns the lengths of the pieces."""
+    out = [1] * length
+    while True:
+        for i in range(len(out) - 1):
+            if out[i] + out[i + 1] in pieces:
+                out[i : i + 2] = [out[i] + out[i + 1]]
+                break
+        else:
+            return out
+
+
+def _runs_of_one_character(model, symbols, merged, rank_of, tied):
+    """`(char id, block id, block length)` when equal scores are only runs
+    of one character `c` (Mistral: "▁" * 2..16, all scored -1e9), else
+    None.
+
+    Equal scores go leftmost first, one merge at a time: a run of n spaces
+    would take n loop steps, each over the whole batch (quadratic; 8,000
+    spaces took 2.8 s). When the longest run piece `c * L` is the first
+    piece of every run of `2L` or more (checked here by sentencepiece's
+    rule), and no other piece holds `c` except as its first character (so
+    nothing joins a run from the left, and only its last `c` can join the
+    text after it), the first `k * L` characters of a run of `n`, `k = (n
+    - 1 - L) // L`, are `k` pieces `c * L` whatever follows, and are merged
+    before the loop; the loop sees at most `2L` characters of each run.
+    """
+    if tied is None:
+        return None
+    tied_pieces = [
+        model.pieces[i] for i, r in zip(merged, rank_of.tolist()) if tied[r]
+    ]
+    chars = {p[0] for p in tied_pieces}
+    if len(chars) != 1:
+        return None
+    (c,) = chars
+    if any(set(p) != {c} for p in tied_pieces) or c not in symbols:
+        return None
+    runs = {p for p in symbols if set(p) == {c}}
+    if any(p not in tied_pieces for p in runs if len(p) > 1):
+        return None  # A run piece of its own score.
+    if any(c in p[1:] for p in symbols if set(p) != {c}):
+        return None
+    lengths = {len(p) for p in runs}
+    longest = max(lengths)
+    for n in range(2 * longest, 4 * longest + 1):
+        result = _leftmost_runs(n, lengths)
+        if result[0] != longest or result[1:] != _leftmost_runs(
+            n - longest, lengths
+        ):
+            return None
+    return symbols[c], symbols[c * longest], longest
 
 
 _VALID_UTF8 = r"(?:[\x{0}-\x{D7FF}]|[\x{E000}-\x{10FFFF}])*"

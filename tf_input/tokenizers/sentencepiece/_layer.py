@@ -284,7 +284,7 @@ class SentencePieceTokenizer(Tokenizer):
         if _library_reason(model) is not None:
             self._library_proto = self.proto
             return
-        symbols, merges, ranks, tied, whole = model_merges(model)
+        symbols, merges, ranks, tied, whole, runs = model_merges(model)
         user = [
             (p, i)
             for i, (p, t) in enumerate(zip(model.pieces, model.types))
@@ -305,6 +305,7 @@ class SentencePieceTokenizer(Tokenizer):
             ranks,
             tied_ranks=tied,
             whole=whole,
+            runs=runs,
             extra_words=(
                 [_added_tokens.placeholder(i) for _, i in user],
                 [i for _, i in user],
