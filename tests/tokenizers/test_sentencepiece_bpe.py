@@ -8,6 +8,7 @@ without ../shared/data, and on the real Mistral models and corpora.
 import base64
 import functools
 import io
+import json
 import os
 import random
 import shutil
@@ -540,3 +541,22 @@ def test_mistral_json_keras_file_and_plain_tensorflow_saved_model(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-2:] == [str(want)] * 2
+
+
+@requires_shared_data
+def test_bad_sentencepiece_style_json_names_the_path(tmp_path):
+    text = MISTRAL_JSON.read_text(encoding="utf-8")
+    truncated = tmp_path / "truncated" / "tokenizer.json"
+    truncated.parent.mkdir()
+    truncated.write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(ValueError, match="truncated") as info:
+        load_tokenizer(truncated)
+    assert str(truncated) in str(info.value)
+    data = json.loads(text)
+    data["model"]["merges"][5] = "▁t nosuchtoken"
+    broken = tmp_path / "broken" / "tokenizer.json"
+    broken.parent.mkdir()
+    broken.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="merge 5") as info:
+        load_tokenizer(broken)
+    assert str(broken) in str(info.value)
