@@ -413,16 +413,21 @@ def test_a_path_in_a_config_is_refused_in_safe_mode(tmp_path):
 
 # --- The Mistral v1 tokenizer.json, against HF tokenizers --------------------
 MISTRAL_JSON = data_path("llm", "mistral_v1", "tokenizer.json")
+# v0.3: no normalizer, a Metaspace("▁", prepend_scheme="first") instead.
+JSONS = {
+    "v1": MISTRAL_JSON,
+    "v0.3": data_path("sentencepiece", "mistral-7b-v0.3-tokenizer.json"),
+}
 
 
 @functools.lru_cache(maxsize=None)
-def json_pair():
+def json_pair(version="v1"):
     import tokenizers
 
-    tokenizer = load_tokenizer(MISTRAL_JSON)
+    tokenizer = load_tokenizer(JSONS[version])
     assert type(tokenizer).__name__ == "MetaspaceBytePairTokenizer"
     assert tokenizer.uses_core_ops_only
-    return tokenizer, tokenizers.Tokenizer.from_file(str(MISTRAL_JSON))
+    return tokenizer, tokenizers.Tokenizer.from_file(str(JSONS[version]))
 
 
 def hf_ids(reference, texts, add_special_tokens=False):
@@ -444,8 +449,9 @@ JSON_TRICKY = TRICKY + [
 
 
 @requires_shared_data
-def test_mistral_json_tricky_texts_and_decoding():
-    tokenizer, reference = json_pair()
+@pytest.mark.parametrize("version", sorted(JSONS))
+def test_mistral_json_tricky_texts_and_decoding(version):
+    tokenizer, reference = json_pair(version)
     want = hf_ids(reference, JSON_TRICKY)
     assert as_lists(tokenizer(JSON_TRICKY)) == want
     with_bos = hf_ids(reference, JSON_TRICKY, add_special_tokens=True)
@@ -464,8 +470,9 @@ def test_mistral_json_tricky_texts_and_decoding():
 
 
 @requires_shared_data
-def test_mistral_json_invalid_utf8_as_python_replace():
-    tokenizer, reference = json_pair()
+@pytest.mark.parametrize("version", sorted(JSONS))
+def test_mistral_json_invalid_utf8_as_python_replace(version):
+    tokenizer, reference = json_pair(version)
     rng = random.Random(5)
     raw = [
         bytes(rng.randrange(256) for _ in range(rng.randrange(12)))
@@ -479,13 +486,15 @@ def test_mistral_json_invalid_utf8_as_python_replace():
 @settings(max_examples=500, deadline=None)
 @given(batch=st.lists(lines, min_size=1, max_size=8))
 def test_fuzz_mistral_json_matches_hf(batch):
-    tokenizer, reference = json_pair()
-    assert as_lists(tokenizer(batch)) == hf_ids(reference, batch)
+    for version in sorted(JSONS):
+        tokenizer, reference = json_pair(version)
+        assert as_lists(tokenizer(batch)) == hf_ids(reference, batch)
 
 
 @requires_shared_data
-def test_mistral_json_sample_of_every_corpus():
-    tokenizer, reference = json_pair()
+@pytest.mark.parametrize("version", sorted(JSONS))
+def test_mistral_json_sample_of_every_corpus(version):
+    tokenizer, reference = json_pair(version)
     for name, texts in corpora().items():
         sample = texts[:: max(1, len(texts) // 300)]
         assert as_lists(tokenizer(sample)) == hf_ids(reference, sample), name
@@ -493,8 +502,9 @@ def test_mistral_json_sample_of_every_corpus():
 
 @pytest.mark.slow
 @requires_shared_data
-def test_mistral_json_every_corpus_line():
-    tokenizer, reference = json_pair()
+@pytest.mark.parametrize("version", sorted(JSONS))
+def test_mistral_json_every_corpus_line(version):
+    tokenizer, reference = json_pair(version)
     bad = {}
     for corpus, texts in corpora().items():
         want = hf_ids(reference, texts)

@@ -1,13 +1,14 @@
 """SentencePiece-style BPE from a `tokenizer.json` (Mistral, Llama 2).
 
 A Hugging Face `BPE` model with `byte_fallback` and a `▁` metaspace made by
-the normalizer (`Prepend("▁")` + `Replace(" ", "▁")`) and no
-pre-tokenizer: the line is one word of characters, merged by the ranks of
-the merges list on the engine of `_bpe.CharBPE`; characters missing from
-the vocabulary become their `<0xXX>` byte tokens. The ids are HF
-`tokenizers`' (which differ from `sentencepiece`'s on lines that start
-with whitespace: HF's normalizer adds one "▁" there, sentencepiece keeps
-it and adds its own dummy prefix).
+the normalizer (`Prepend("▁")` + `Replace(" ", "▁")`: Mistral 7B v0.1) or
+by a `Metaspace("▁", split=false)` pre-tokenizer (Mistral 7B v0.3): the
+line is one word of characters, merged by the ranks of the merges list on
+the engine of `_bpe.CharBPE`; characters missing from the vocabulary
+become their `<0xXX>` byte tokens. The ids are HF `tokenizers`' (for
+Mistral v0.3 they differ from its `.model`'s on lines that start with
+whitespace: the Metaspace adds no "▁" in front of a text that starts with
+one, sentencepiece's dummy prefix always goes in).
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ _ASSET = "tokenizer.json"
 def check_supported(data):
     """Raises ValueError naming what this engine does not do, else None."""
     model = data["model"]
-    if data.get("pre_tokenizer") is not None:
+    pre = data.get("pre_tokenizer")
+    if pre is not None and _metaspace_scheme(pre) is None:
         raise ValueError(
-            "a SentencePiece-style BPE with a pre_tokenizer "
-            f"({data['pre_tokenizer'].get('type')!r}) is not supported yet; "
-            "load its SentencePiece `.model` instead"
+            "a SentencePiece-style BPE with the pre_tokenizer "
+            f"{json.dumps(pre)[:200]} is not supported yet (only none, or "
+            "Metaspace('▁', split=false)); load its SentencePiece `.model` "
+            "instead"
         )
     for key in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
         if model.get(key):
@@ -64,6 +67,21 @@ def check_supported(data):
             "SentencePiece-style BPE (only Replace('▁', ' '), ByteFallback, "
             "Fuse, Strip(' ', 1, 0))"
         )
+
+
+def _metaspace_scheme(pre):
+    """The prepend scheme of a `Metaspace("▁", split=false)` pre-tokenizer
+    ("first", "always", "never"), else None."""
+    if not isinstance(pre, dict) or pre.get("type") != "Metaspace":
+        return None
+    scheme = pre.get("prepend_scheme", "always")
+    if (
+        pre.get("replacement") != _SPACE
+        or pre.get("split", True)
+        or scheme not in ("first", "always", "never")
+    ):
+        return None
+    return scheme
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
@@ -159,6 +177,8 @@ class MetaspaceBytePairTokenizer(Tokenizer):
                 (vocabulary[left], vocabulary[right], vocabulary[left + right])
             )
         self._normalizer = Normalizer(self._spec("normalizer"))
+        pre = self._spec("pre_tokenizer")
+        self._metaspace = None if pre is None else _metaspace_scheme(pre)
         self._added = _added_tokens.Extractor(
             [t for t in added if not t["normalized"]],
             self.split_special_tokens,
@@ -234,6 +254,8 @@ class MetaspaceBytePairTokenizer(Tokenizer):
         is_token = _added_tokens.is_placeholder(segments)
         if self._normalizer:
             segments = tf.where(is_token, segments, self._normalizer(segments))
+        if self._metaspace is not None:
+            segments = self._apply_metaspace(segments, is_token, per_line)
         engine = self._engine
         values, splits = engine.encode(segments)
         values, splits = engine.characters_to_pieces(
@@ -242,6 +264,28 @@ class MetaspaceBytePairTokenizer(Tokenizer):
         return tf.RaggedTensor.from_row_splits(
             values, tf.gather(splits, per_line), validate=False
         )
+
+    def _apply_metaspace(self, segments, is_token, per_line):
+        """HF's Metaspace("▁", split=false) on the text segments: spaces
+        become "▁", and a "▁" goes in front of a non-empty segment that
+        does not start with one: every segment ("always"), or only one at
+        the start of its line ("first")."""
+        spaced = tf.strings.regex_replace(segments, " ", _SPACE)
+        if self._metaspace != "never":
+            prepend = (
+                ~is_token
+                & (tf.strings.length(spaced) > 0)
+                & (tf.strings.substr(spaced, 0, len(_SPACE.encode())) != _SPACE)
+            )
+            if self._metaspace == "first":
+                first = tf.scatter_nd(
+                    per_line[:-1, None],
+                    tf.ones_like(per_line[:-1], tf.int32),
+                    tf.shape(segments, out_type=tf.int64),
+                )
+                prepend = prepend & (first > 0)
+            spaced = tf.where(prepend, _SPACE + spaced, spaced)
+        return tf.where(is_token, segments, spaced)
 
     def _detokenize_batch(self, ids):
         self._check()
