@@ -432,7 +432,17 @@ def main(argv=None):
         help="time load_tokenizer instead (fresh processes)",
     )
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument(
+        "--no-grappler",
+        action="store_true",
+        help="tf.config.optimizer disable_meta_optimizer (every tf.data "
+        "iterator re-optimizes the map function: most of its start-up)",
+    )
     args = parser.parse_args(argv)
+    if args.no_grappler:
+        tf.config.optimizer.set_experimental_options(
+            {"disable_meta_optimizer": True}
+        )
     if not DATA.is_dir():
         sys.exit(f"Shared data not found at {DATA}: set TF_INPUT_SHARED_DATA.")
     if args.construction:
