@@ -1006,16 +1006,7 @@ def merge_sequences(
         pick = tf.cond(overlap, lambda: every_other_in_runs(pick), lambda: pick)
         new_id = tf.cast(tf.bitwise.bitwise_and(best, 0xFFFFFFFF), tf.int32)
         if not all_at_once:
-            # With one pick per chunk nothing can come before it: skip the
-            # check (most steps: a chunk rarely holds its best pair twice).
-            several = tf.reduce_sum(tf.cast(pick, tf.int32)) > tf.reduce_sum(
-                tf.cast(chunk_best != _INF, tf.int32)
-            )
-            pick = tf.cond(
-                several,
-                lambda: first_steps_only(pick, tok, chunk_of, new_id, best),
-                lambda: pick,
-            )
+            pick = first_steps_only(pick, tok, chunk_of, new_id, best)
         tok = tf.where(
             tf.concat([pick, [False]], 0),
             tf.concat([new_id, [0]], 0),
