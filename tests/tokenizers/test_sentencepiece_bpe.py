@@ -286,29 +286,39 @@ class _Exported(tf.Module):
         return self.tokenizer.detokenize(ids)
 
 
-def test_saved_model_loads_with_plain_tensorflow_after_moving(tmp_path):
+def test_saved_model_and_keras_file_in_a_fresh_process(tmp_path):
+    # The SavedModel, moved, loads with a plain `import tensorflow`; the
+    # `.keras` file's model comes from its asset (a fresh process has no
+    # digest cache).
     tokenizer, reference = pair("kept")
     original = tmp_path / "original"
     tf.saved_model.save(_Exported(tokenizer), str(original))
     moved = tmp_path / "moved"
     shutil.copytree(original, moved)
     shutil.rmtree(original)
+    keras_file = tmp_path / "tokenizer.keras"
+    keras.Sequential([tokenizer]).save(keras_file)
     texts = ["Hello  world 凤姐儿 😀", "    return  1", "<sep>@@"]
     script = textwrap.dedent(
         """
         import sys
         import tensorflow as tf
         model = tf.saved_model.load(sys.argv[1])
-        ids = model(tf.constant(sys.argv[2:]))
+        ids = model(tf.constant(sys.argv[3:]))
         print(ids.to_list())
         print(model.detokenize(ids).numpy().tolist())
         print(sorted(m for m in sys.modules if m.startswith(
             ("tensorflow_text", "tf_input", "keras_hub"))))
+        import keras
+        import tf_input  # noqa: F401  (registers the layer)
+        layer = keras.saving.load_model(sys.argv[2]).layers[0]
+        print(layer(sys.argv[3:]).to_list())
         """
     )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ""}
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env["PYTHONPATH"] = str(ROOT)
     result = subprocess.run(
-        [sys.executable, "-c", script, str(moved), *texts],
+        [sys.executable, "-c", script, str(moved), str(keras_file), *texts],
         capture_output=True,
         text=True,
         env=env,
@@ -316,11 +326,12 @@ def test_saved_model_loads_with_plain_tensorflow_after_moving(tmp_path):
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    ids_line, text_line, modules = result.stdout.strip().splitlines()[-3:]
+    lines = result.stdout.strip().splitlines()[-4:]
     want = reference.encode(texts)
-    assert ids_line == str(want)
-    assert text_line == str([t.encode() for t in reference.decode(want)])
-    assert modules == "[]"
+    assert lines[0] == str(want)
+    assert lines[1] == str([t.encode() for t in reference.decode(want)])
+    assert lines[2] == "[]"
+    assert lines[3] == str(want)
 
 
 def test_models_with_normalization_rules_keep_the_library_op():
@@ -353,28 +364,8 @@ def test_keras_file_keeps_the_model_as_an_asset(tmp_path):
         assert len(asset) == 1 and archive.read(asset[0]) == tokenizer.proto
     assert len(config) < 4000  # no base64 model inside
     assert base64.b64encode(tokenizer.proto[:64]) not in config
-    # A fresh process: the digest cache is empty, so the asset is read.
-    script = textwrap.dedent(
-        """
-        import sys
-        import keras
-        import tf_input  # noqa: F401  (registers the layer)
-        layer = keras.saving.load_model(sys.argv[1]).layers[0]
-        print(layer(["Hello  world 凤姐儿"]).to_list())
-        """
-    )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env["PYTHONPATH"] = str(ROOT)
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    want = reference.encode(["Hello  world 凤姐儿"])
-    assert result.stdout.strip().splitlines()[-1] == str(want)
+    loaded = keras.saving.load_model(path).layers[0]
+    assert as_lists(loaded(TRICKY)) == reference.encode(TRICKY)
 
 
 def test_a_corrupt_asset_is_a_clear_error(tmp_path):
