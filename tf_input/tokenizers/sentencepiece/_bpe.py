@@ -66,6 +66,9 @@ class CharBPE(tf.Module):
             whole (checked here by running the merges on them).
         extra_words: `(texts, ids)` looked up before anything else
             (placeholders of user-defined pieces and added tokens).
+        runs: None or `(char id, block id, block length)`: runs of one
+            character merged in blocks before the loop (see
+            `_runs_of_one_character`).
     """
 
     def __init__(
@@ -119,8 +122,7 @@ class CharBPE(tf.Module):
             for left, right in merges[:, :2].tolist()
         }
         self._joinable = _int_table(sorted(junctions), [1] * len(junctions), 0)
-        # Pieces that a chunk equal to their text becomes whole.
-        self._chunk_table = _string_table([], [])
+        # The pieces that BPE leaves whole when a chunk is their text.
         whole = list(whole)
         found = []
         if whole:
