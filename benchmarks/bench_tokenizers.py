@@ -15,8 +15,9 @@ lines go through:
   tiktoken ranks.
 
 `--construction` instead times `load_tokenizer` for o200k (its
-`tokenizer.json` and its `.tiktoken` file) in fresh processes and reports
-the peak memory.
+`tokenizer.json` and its `.tiktoken` file) and the SentencePiece files
+(Mistral v0.3 / v1 `.model`, Mistral v1 `tokenizer.json`, ALBERT) in fresh
+processes and reports the peak memory (`--families` filters these too).
 
 One warm-up pass is excluded; each figure is the median of `--repeats`
 passes, with the implementations interleaved so machine noise hits all of
@@ -237,6 +238,18 @@ def families(selected):
 
         return build
 
+    def metaspace_json():
+        def build():
+            path = DATA / "llm/mistral_v1/tokenizer.json"
+            hf = tokenizers.Tokenizer.from_file(str(path))
+            return {
+                "ours": tf_input.load_tokenizer(path),
+                "references": [("HF tokenizers", hf_encoder(hf))],
+                "corpora": CLASSIC_CORPORA,
+            }
+
+        return build
+
     def tokenizer_json(folder, with_tiktoken):
         def build():
             path = llm / folder / "tokenizer.json"
@@ -281,6 +294,10 @@ def families(selected):
         "byte-level BPE (GPT-2)": gpt2,
         "SentencePiece (Mistral v0.3)": sentencepiece_family(spm_path),
         "SentencePiece (ALBERT, unigram)": sentencepiece_family(albert_path),
+        "SentencePiece (Mistral v1 .model)": sentencepiece_family(
+            str(DATA / "llm/mistral_v1/tokenizer.model")
+        ),
+        "SentencePiece-style tokenizer.json (Mistral v1)": metaspace_json(),
         "tokenizer.json (Qwen 3)": tokenizer_json("qwen3", "qwen2"),
         "tokenizer.json (cl100k)": tokenizer_json("cl100k", "cl100k"),
         "tokenizer.json (o200k)": tokenizer_json("o200k", "o200k"),
@@ -320,8 +337,9 @@ def tiktoken_from_json(path, pattern_name):
     )
 
 
-def measure_construction(repeats):
-    """`load_tokenizer` of o200k in fresh processes: seconds, peak RSS."""
+def measure_construction(repeats, selected=None):
+    """`load_tokenizer` in fresh processes: seconds, peak RSS (o200k, and
+    the SentencePiece files; `selected`: substrings of the case names)."""
     script = textwrap.dedent(
         """
         import json, resource, sys, time
@@ -342,7 +360,27 @@ def measure_construction(repeats):
             llm / "o200k_base.tiktoken",
             {"pattern": "o200k", "special_tokens": RANK_SPECIALS["o200k"]},
         ),
+        "SentencePiece Mistral v0.3 .model (BPE)": (
+            DATA / "sentencepiece/mistral-7b-v0.3-tokenizer.model",
+            {},
+        ),
+        "SentencePiece Mistral v1 .model (BPE)": (
+            DATA / "llm/mistral_v1/tokenizer.model",
+            {},
+        ),
+        "SentencePiece-style tokenizer.json Mistral v1 (BPE)": (
+            DATA / "llm/mistral_v1/tokenizer.json",
+            {},
+        ),
+        "SentencePiece ALBERT .model (unigram)": (
+            DATA / "sentencepiece/albert-base-v2-spiece.model",
+            {},
+        ),
     }
+    if selected:
+        cases = {
+            k: v for k, v in cases.items() if any(f in k for f in selected)
+        }
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     rows = []
     for name, (path, kwargs) in cases.items():
@@ -391,14 +429,24 @@ def main(argv=None):
     parser.add_argument(
         "--construction",
         action="store_true",
-        help="time load_tokenizer for o200k instead (fresh processes)",
+        help="time load_tokenizer instead (fresh processes)",
     )
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument(
+        "--no-grappler",
+        action="store_true",
+        help="tf.config.optimizer disable_meta_optimizer (every tf.data "
+        "iterator re-optimizes the map function: most of its start-up)",
+    )
     args = parser.parse_args(argv)
+    if args.no_grappler:
+        tf.config.optimizer.set_experimental_options(
+            {"disable_meta_optimizer": True}
+        )
     if not DATA.is_dir():
         sys.exit(f"Shared data not found at {DATA}: set TF_INPUT_SHARED_DATA.")
     if args.construction:
-        measure_construction(args.repeats)
+        measure_construction(args.repeats, args.families)
         return
 
     print(

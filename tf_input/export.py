@@ -6,11 +6,13 @@ object is a `tf.Module` that holds the tokenizer and the model (their
 variables, lookup tables and assets are saved with it) and one
 `tf.function` with an input signature, `serve(texts)`.
 
-Which tokenizers load with plain TensorFlow: `VocabularyTokenizer` and
-`BytePairTokenizer` use core TensorFlow ops only, so
+Which tokenizers load with plain TensorFlow: `VocabularyTokenizer`,
+`BytePairTokenizer` and `SentencePieceTokenizer` for BPE models without
+normalization rules (Mistral, Llama 2) use core TensorFlow ops only, so
 `tf.saved_model.load(path)` works in a process that imports nothing but
-`tensorflow`. `WordPieceTokenizer` and `SentencePieceTokenizer` use
-`tensorflow_text` ops; TensorFlow checks every op when it loads the graph,
+`tensorflow`. `WordPieceTokenizer` and the other `SentencePieceTokenizer`
+models (unigram; BPE with a precompiled charsmap) use `tensorflow_text`
+ops; TensorFlow checks every op when it loads the graph,
 so a process that has not run `import tensorflow_text` fails inside
 `tf.saved_model.load` with "Op type not registered", before any code of the
 SavedModel can run. `load_text_model(path)` reads the list of such ops that

@@ -3,6 +3,7 @@
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.byte_pair import BytePairTokenizer
 from tf_input.tokenizers.loading import load_tokenizer
+from tf_input.tokenizers.sentencepiece import MetaspaceBytePairTokenizer
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 from tf_input.tokenizers.training import train_bpe
 from tf_input.tokenizers.training import train_sentencepiece
@@ -12,6 +13,7 @@ from tf_input.tokenizers.wordpiece import WordPieceTokenizer
 
 __all__ = [
     "BytePairTokenizer",
+    "MetaspaceBytePairTokenizer",
     "SentencePieceTokenizer",
     "Tokenizer",
     "VocabularyTokenizer",

@@ -639,46 +639,7 @@ class BytePairTokenizer(Tokenizer):
         return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
 
     def _lookup_or_merge(self, pieces, table, merge):
-        """`[P]` strings -> `(ids, row_splits)`: BPE of each piece.
-
-        Pieces that are one token come from one hash lookup; the others are
-        deduplicated and passed to `merge`. The result is assembled with
-        gathers only (on CPU, a scatter of 360k values took 4x a gather).
-        """
-        num_pieces = tf.size(pieces, out_type=tf.int64)
-        single = table.lookup(pieces)
-        hit = single >= 0
-        miss_at = tf.where(~hit)[:, 0]
-        unique, which = tf.unique(tf.gather(pieces, miss_at), tf.int64)
-        merged_values, merged_splits = merge(unique)
-        # Per piece: its length and where its ids start in
-        # [single ids of all pieces, merged ids of unique misses].
-        miss_rank = tf.cumsum(tf.cast(~hit, tf.int64), exclusive=True)
-        unique_of = tf.gather(
-            tf.concat([which, [0]], 0),
-            tf.minimum(miss_rank, tf.size(which, out_type=tf.int64)),
-        )
-        lengths = tf.where(
-            hit,
-            tf.ones_like(single),
-            tf.gather(
-                # Padded: `unique_of` is 0 for hits even when nothing missed.
-                tf.concat([merged_splits[1:] - merged_splits[:-1], [0]], 0),
-                unique_of,
-            ),
-        )
-        first = tf.where(
-            hit,
-            tf.range(num_pieces),
-            num_pieces + tf.gather(merged_splits, unique_of),
-        )
-        splits = tf.concat([[0], tf.cumsum(lengths)], 0)
-        values = gather_rows(
-            tf.concat([tf.cast(single, tf.int32), merged_values], 0),
-            first,
-            splits,
-        )
-        return values, splits
+        return lookup_or_merge(pieces, table, merge)
 
     def _merge_chunks(self, words):
         """BPE of `[M]` distinct words -> `(ids, row_splits)`, by chunks.
@@ -783,111 +744,14 @@ class BytePairTokenizer(Tokenizer):
         return tok, tf.concat([[0], tf.cumsum(counts)], 0)
 
     def _merge_sequences(self, tok, chunk_of, num_chunks):
-        """The BPE loop on token sequences: `tok` int32 `[T]`, `chunk_of`
-        int32 `[T]` (non-decreasing chunk ids, `num_chunks` of them) ->
-        the merged `(tok, chunk_of)`, in order.
-
-        Only the merge table (`(left, right)` -> rank << 32 | merged id)
-        and the initial tokens say what is merged: the same loop serves
-        merges-list BPE (rank = position in the list), tiktoken ranks, and
-        any other rank order (SentencePiece's scores, say).
-        """
-        num_tokens = tf.constant(self._num_tokens, tf.int64)
-
-        def every_other_in_runs(pick):
-            # Overlapping picks (`a a a a`): every other one from the left
-            # of each run, computed on the (few) picked positions only.
-            at = tf.where(pick)[:, 0]
-            index = tf.range(tf.size(at, out_type=tf.int64))
-            new_run = tf.concat([[True], at[1:] != at[:-1] + 1], 0)[
-                : tf.size(at)
-            ]
-            run = tf.cumsum(tf.cast(new_run, tf.int64)) - 1
-            start = tf.gather(_take(index, new_run), run)
-            keep = _take(at, (index - start) % 2 == 0)
-            return marks(keep, tf.size(pick, out_type=tf.int64)) > 0
-
-        def rank_of(left, right):
-            key = tf.cast(left, tf.int64) * num_tokens + tf.cast(
-                right, tf.int64
-            )
-            return tf.bitwise.right_shift(self._merge_table.lookup(key), 32)
-
-        def first_steps_only(pick, tok, chunk_of, new_id, best):
-            """Keeps, per chunk, the picks up to the first one whose merge
-            makes a pair ranked below the current one."""
-            at = tf.where(pick)[:, 0]
-            size = tf.size(tok, out_type=tf.int64)
-            merged = tf.gather(new_id, at)
-            rank = tf.bitwise.right_shift(tf.gather(best, at), 32)
-            chunk = tf.gather(chunk_of, at)
-            # Left neighbour: the previous pick's result when it ends right
-            # before this pair, else the token before it (same chunk).
-            before = tf.maximum(at - 1, 0)
-            has_left = (at > 0) & (tf.gather(chunk_of, before) == chunk)
-            left_picked = tf.concat([[False], at[1:] == at[:-1] + 2], 0)
-            left = tf.where(
-                left_picked,
-                tf.concat([[0], merged[:-1]], 0),
-                tf.gather(tok, before),
-            )
-            after = tf.minimum(at + 2, size - 1)
-            has_right = (at + 2 < size) & (tf.gather(chunk_of, after) == chunk)
-            right = tf.gather(tok, after)
-            lower = (has_left & (rank_of(left, merged) < rank)) | (
-                has_right & (rank_of(merged, right) < rank)
-            )
-            position = tf.range(tf.size(at, out_type=tf.int64))
-            first_lower = tf.math.unsorted_segment_min(
-                tf.where(lower, position, tf.int64.max), chunk, num_chunks
-            )
-            keep = position <= tf.gather(first_lower, chunk)
-            return marks(_take(at, keep), tf.size(pick, out_type=tf.int64)) > 0
-
-        def step(tok, chunk_of, _):
-            left, right = tok[:-1], tok[1:]
-            key = tf.cast(left, tf.int64) * num_tokens + tf.cast(
-                right, tf.int64
-            )
-            # `best`: rank << 32 | merged id, so the min is the best pair.
-            best = tf.where(
-                chunk_of[:-1] == chunk_of[1:],
-                self._merge_table.lookup(key),
-                _INF,
-            )
-            chunk_best = tf.math.unsorted_segment_min(
-                best, chunk_of[:-1], num_chunks
-            )
-            pick = (best != _INF) & (
-                best == tf.gather(chunk_best, chunk_of[:-1])
-            )
-            overlap = tf.reduce_any(pick[1:] & pick[:-1])
-            pick = tf.cond(
-                overlap, lambda: every_other_in_runs(pick), lambda: pick
-            )
-            new_id = tf.cast(tf.bitwise.bitwise_and(best, 0xFFFFFFFF), tf.int32)
-            if not self._all_at_once:
-                pick = first_steps_only(pick, tok, chunk_of, new_id, best)
-            tok = tf.where(
-                tf.concat([pick, [False]], 0),
-                tf.concat([new_id, [0]], 0),
-                tok,
-            )
-            keep = ~tf.concat([[False], pick], 0)
-            return _take(tok, keep), _take(chunk_of, keep), tf.reduce_any(pick)
-
-        # Finished chunks stay in the loop: the distinct chunks that reach
-        # it are few once words are cut between characters, and taking
-        # them out (TensorArrays, a final sort) and keeping pair ranks
-        # between steps saved nothing on Chinese and cost 30% more on
-        # English (more ops per step; measured on WikiText and Hong Lou
-        # Meng batches).
-        tok, chunk_of, _ = tf.while_loop(
-            lambda tok, chunk_of, merged: merged & (tf.size(tok) > 1),
-            step,
-            [tok, chunk_of, tf.constant(True)],
+        return merge_sequences(
+            tok,
+            chunk_of,
+            num_chunks,
+            merge_table=self._merge_table,
+            num_tokens=self._num_tokens,
+            all_at_once=self._all_at_once,
         )
-        return tok, chunk_of
 
     def _detokenize_graph(self, ids):
         pieces = tf.gather(self._id_to_bytes, ids)
@@ -982,6 +846,187 @@ class BytePairTokenizer(Tokenizer):
             "roles": self._data.roles,
         }
         return {**config, **extra}
+
+
+def lookup_or_merge(pieces, table, merge):
+    """`[P]` strings -> `(ids, row_splits)`: BPE of each piece.
+
+    Pieces that are one token come from one hash lookup; the others are
+    deduplicated and passed to `merge`. The result is assembled with
+    gathers only (on CPU, a scatter of 360k values took 4x a gather).
+    """
+    num_pieces = tf.size(pieces, out_type=tf.int64)
+    single = table.lookup(pieces)
+    hit = single >= 0
+    miss_at = tf.where(~hit)[:, 0]
+    unique, which = tf.unique(tf.gather(pieces, miss_at), tf.int64)
+    merged_values, merged_splits = merge(unique)
+    # Per piece: its length and where its ids start in
+    # [single ids of all pieces, merged ids of unique misses].
+    miss_rank = tf.cumsum(tf.cast(~hit, tf.int64), exclusive=True)
+    unique_of = tf.gather(
+        tf.concat([which, [0]], 0),
+        tf.minimum(miss_rank, tf.size(which, out_type=tf.int64)),
+    )
+    lengths = tf.where(
+        hit,
+        tf.ones_like(single),
+        tf.gather(
+            # Padded: `unique_of` is 0 for hits even when nothing missed.
+            tf.concat([merged_splits[1:] - merged_splits[:-1], [0]], 0),
+            unique_of,
+        ),
+    )
+    first = tf.where(
+        hit,
+        tf.range(num_pieces),
+        num_pieces + tf.gather(merged_splits, unique_of),
+    )
+    splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+    values = gather_rows(
+        tf.concat([tf.cast(single, tf.int32), merged_values], 0),
+        first,
+        splits,
+    )
+    return values, splits
+
+
+def merge_sequences(
+    tok,
+    chunk_of,
+    num_chunks,
+    *,
+    merge_table,
+    num_tokens,
+    all_at_once,
+    tied_ranks=None,
+):
+    """The BPE loop on token sequences: `tok` int32 `[T]`, `chunk_of`
+    int32 `[T]` (non-decreasing chunk ids, `num_chunks` of them) ->
+    the merged `(tok, chunk_of)`, in order.
+
+    Only the merge table (`(left, right)` -> rank << 32 | merged id)
+    and the initial tokens say what is merged: the same loop serves
+    merges-list BPE (rank = position in the list), tiktoken ranks, and
+    any other rank order (SentencePiece's scores, say).
+
+    `tied_ranks`: None, or a bool tensor indexed by rank, True for a rank
+    that several merged tokens share (SentencePiece pieces of equal
+    score). A step then picks the pairs of the chunk's best rank rather
+    than of its best (rank, merged id), and for a tied rank only the
+    leftmost of them, as sentencepiece's queue (score, then leftmost)
+    does: another merge of the same score may form left of the next one.
+    """
+    num_tokens = tf.constant(num_tokens, tf.int64)
+
+    def every_other_in_runs(pick):
+        # Overlapping picks (`a a a a`): every other one from the left
+        # of each run, computed on the (few) picked positions only.
+        at = tf.where(pick)[:, 0]
+        index = tf.range(tf.size(at, out_type=tf.int64))
+        new_run = tf.concat([[True], at[1:] != at[:-1] + 1], 0)[: tf.size(at)]
+        run = tf.cumsum(tf.cast(new_run, tf.int64)) - 1
+        start = tf.gather(_take(index, new_run), run)
+        keep = _take(at, (index - start) % 2 == 0)
+        return marks(keep, tf.size(pick, out_type=tf.int64)) > 0
+
+    def rank_of(left, right):
+        key = tf.cast(left, tf.int64) * num_tokens + tf.cast(right, tf.int64)
+        return tf.bitwise.right_shift(merge_table.lookup(key), 32)
+
+    def first_steps_only(pick, tok, chunk_of, new_id, best):
+        """Keeps, per chunk, the picks up to the first one whose merge
+        makes a pair ranked below the current one."""
+        at = tf.where(pick)[:, 0]
+        size = tf.size(tok, out_type=tf.int64)
+        merged = tf.gather(new_id, at)
+        rank = tf.bitwise.right_shift(tf.gather(best, at), 32)
+        chunk = tf.gather(chunk_of, at)
+        # Left neighbour: the previous pick's result when it ends right
+        # before this pair, else the token before it (same chunk).
+        before = tf.maximum(at - 1, 0)
+        has_left = (at > 0) & (tf.gather(chunk_of, before) == chunk)
+        left_picked = tf.concat([[False], at[1:] == at[:-1] + 2], 0)
+        left = tf.where(
+            left_picked,
+            tf.concat([[0], merged[:-1]], 0),
+            tf.gather(tok, before),
+        )
+        after = tf.minimum(at + 2, size - 1)
+        has_right = (at + 2 < size) & (tf.gather(chunk_of, after) == chunk)
+        right = tf.gather(tok, after)
+        lower = (has_left & (rank_of(left, merged) < rank)) | (
+            has_right & (rank_of(merged, right) < rank)
+        )
+        position = tf.range(tf.size(at, out_type=tf.int64))
+        first_lower = tf.math.unsorted_segment_min(
+            tf.where(lower, position, tf.int64.max), chunk, num_chunks
+        )
+        keep = position <= tf.gather(first_lower, chunk)
+        return marks(_take(at, keep), tf.size(pick, out_type=tf.int64)) > 0
+
+    def first_of_tied(best, chunk_best, chunk_of):
+        rank = tf.bitwise.right_shift(best, 32)
+        chunk_rank = tf.bitwise.right_shift(chunk_best, 32)
+        pick = (best != _INF) & (rank == tf.gather(chunk_rank, chunk_of[:-1]))
+        position = tf.range(tf.size(best, out_type=tf.int64))
+        first = tf.math.unsorted_segment_min(
+            tf.where(pick, position, tf.int64.max),
+            chunk_of[:-1],
+            num_chunks,
+        )
+        tied = tf.gather(
+            tied_ranks,
+            tf.minimum(chunk_rank, tf.size(tied_ranks, tf.int64) - 1),
+        )
+        only_first = tf.gather(tied, chunk_of[:-1])
+        return pick & (
+            ~only_first | (position == tf.gather(first, chunk_of[:-1]))
+        )
+
+    def step(tok, chunk_of, _):
+        left, right = tok[:-1], tok[1:]
+        key = tf.cast(left, tf.int64) * num_tokens + tf.cast(right, tf.int64)
+        # `best`: rank << 32 | merged id, so the min is the best pair.
+        best = tf.where(
+            chunk_of[:-1] == chunk_of[1:],
+            merge_table.lookup(key),
+            _INF,
+        )
+        chunk_best = tf.math.unsorted_segment_min(
+            best, chunk_of[:-1], num_chunks
+        )
+        if tied_ranks is None:
+            pick = (best != _INF) & (
+                best == tf.gather(chunk_best, chunk_of[:-1])
+            )
+        else:
+            pick = first_of_tied(best, chunk_best, chunk_of)
+        overlap = tf.reduce_any(pick[1:] & pick[:-1])
+        pick = tf.cond(overlap, lambda: every_other_in_runs(pick), lambda: pick)
+        new_id = tf.cast(tf.bitwise.bitwise_and(best, 0xFFFFFFFF), tf.int32)
+        if not all_at_once:
+            pick = first_steps_only(pick, tok, chunk_of, new_id, best)
+        tok = tf.where(
+            tf.concat([pick, [False]], 0),
+            tf.concat([new_id, [0]], 0),
+            tok,
+        )
+        keep = ~tf.concat([[False], pick], 0)
+        return _take(tok, keep), _take(chunk_of, keep), tf.reduce_any(pick)
+
+    # Finished chunks stay in the loop: the distinct chunks that reach
+    # it are few once words are cut between characters, and taking
+    # them out (TensorArrays, a final sort) and keeping pair ranks
+    # between steps saved nothing on Chinese and cost 30% more on
+    # English (more ops per step; measured on WikiText and Hong Lou
+    # Meng batches).
+    tok, chunk_of, _ = tf.while_loop(
+        lambda tok, chunk_of, merged: merged & (tf.size(tok) > 1),
+        step,
+        [tok, chunk_of, tf.constant(True)],
+    )
+    return tok, chunk_of
 
 
 def _edge_char(raw, last):

@@ -332,6 +332,10 @@ def _load_tokenizer_json(path, *, add_special_tokens, **options):
                 "split_special_tokens",
                 bool(config.get("split_special_tokens", False)),
             )
+            if data["model"].get("byte_fallback"):
+                return _metaspace_bpe_from_json(
+                    path, data, config, add_special_tokens, split
+                )
             return _bpe_from_json(data, config, add_special_tokens, split)
     except (KeyError, TypeError, ValueError) as error:
         message = str(error).strip("'\"")
@@ -374,6 +378,26 @@ def _pre_tokenizers(spec):
             p for item in spec["pretokenizers"] for p in _pre_tokenizers(item)
         ]
     return [spec]
+
+
+def _metaspace_bpe_from_json(path, data, config, add_special_tokens, split):
+    """A SentencePiece-style BPE (`byte_fallback`, a "▁" metaspace)."""
+    from tf_input.tokenizers.sentencepiece._json_bpe import (
+        MetaspaceBytePairTokenizer,
+    )
+    from tf_input.tokenizers.sentencepiece._json_bpe import check_supported
+
+    check_supported(data)
+    added = data.get("added_tokens") or []
+    token_ids = {t["content"]: t["id"] for t in added}
+    token_ids = {**data["model"]["vocab"], **token_ids}
+    return MetaspaceBytePairTokenizer(
+        _read_text(path),
+        add_special_tokens=add_special_tokens,
+        roles=_roles(data, config, token_ids),
+        split_special_tokens=split,
+        templates=_templates(data.get("post_processor"), token_ids),
+    )
 
 
 def _bpe_from_json(data, config, add_special_tokens, split_special_tokens):

@@ -2,13 +2,23 @@
 
 `SentencePieceTokenizer` reads a `.model` file (a serialized
 `sentencepiece.ModelProto`) and gives the ids that the `sentencepiece`
-library (0.2.3) gives, with TensorFlow and TF Text ops only. The proto is
+library (0.2.3) gives, with TensorFlow and TF Text ops only (core
+TensorFlow ops only for BPE models without normalization rules). The proto is
 parsed here (wire format), so `sentencepiece` itself is not needed.
 
 How each model type is encoded, and why:
 
-* BPE models run TF Text's `SentencepieceTokenizer` op, which embeds the
-  `sentencepiece` C++ library; its merges equal version 0.2.3's.
+* BPE models without normalization rules (Mistral, Llama 2: the BPE
+  models of today's LLMs) run on core TensorFlow ops only (`_bpe`): the
+  byte-level BPE engine's merge loop over characters, with the merges
+  taken from the pieces' scores (highest first, leftmost on equal scores,
+  as sentencepiece's bpe_model.cc), byte fallback, user-defined pieces
+  kept whole and the whitespace rules of the normalizer spec. A
+  SavedModel holding one loads with a plain `import tensorflow`. BPE
+  models with a precompiled charsmap (nmt_nfkc, the trainer's default),
+  `treat_whitespace_as_suffix`, unused pieces, or a user-defined piece
+  with a space still run TF Text's `SentencepieceTokenizer` op, which
+  embeds the `sentencepiece` C++ library (its merges equal 0.2.3's).
 * Unigram models cannot use that op: it compares a double-precision
   candidate with a float32 best score in its Viterbi search, where
   `sentencepiece` 0.2.3 compares two float32 scores, so exact float ties go
@@ -42,10 +52,15 @@ number 24,658 to 79,336, depending on model and text).
 The package, by seam: `_proto` (the wire format, piece kinds and field
 numbers), `_charsmap` (the normalization rules), `_unigram_plan` (the
 rewritten unigram models and routing patterns), `_model_file` (reading and
-checking a `.model` argument), `_tf_text_ops` (TF Text's ops),
+checking a `.model` argument), `_bpe` (character-level BPE on the
+byte-level engine's merge loop), `_json_bpe` (the same engine for a
+`tokenizer.json`: `MetaspaceBytePairTokenizer`), `_tf_text_ops` (TF Text's ops),
 `_decoding` (ids to text) and `_layer` (the Keras layer).
 """
 
+from tf_input.tokenizers.sentencepiece._json_bpe import (
+    MetaspaceBytePairTokenizer,
+)
 from tf_input.tokenizers.sentencepiece._layer import SentencePieceTokenizer
 
-__all__ = ["SentencePieceTokenizer"]
+__all__ = ["MetaspaceBytePairTokenizer", "SentencePieceTokenizer"]

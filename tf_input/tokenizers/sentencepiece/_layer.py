@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import base64
 import binascii
+import collections
+import hashlib
 import os
 
 import keras
 import numpy as np
 import tensorflow as tf
+from keras.src.saving import serialization_lib
 
 from tf_input._ragged import row_ids
+from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.sentencepiece._bpe import CharBPE
+from tf_input.tokenizers.sentencepiece._bpe import _int_table
+from tf_input.tokenizers.sentencepiece._bpe import model_merges
+from tf_input.tokenizers.sentencepiece._bpe import replace_invalid_bytes
 from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
 from tf_input.tokenizers.sentencepiece._model_file import _parse_model
@@ -21,6 +29,7 @@ from tf_input.tokenizers.sentencepiece._proto import _CHAR
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
 from tf_input.tokenizers.sentencepiece._proto import _UNKNOWN
+from tf_input.tokenizers.sentencepiece._proto import _UNUSED
 from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
 from tf_input.tokenizers.sentencepiece._proto import TRAINER_BOS_ID
 from tf_input.tokenizers.sentencepiece._proto import TRAINER_BYTE_FALLBACK
@@ -34,6 +43,25 @@ from tf_input.tokenizers.sentencepiece._proto import _varint_field
 from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_fast
 from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
 from tf_input.tokenizers.sentencepiece._unigram_plan import _unigram_plan
+
+
+def _library_reason(model):
+    """Why a BPE model runs on TF Text's library op, or None.
+
+    The core-ops engine covers the models of today's LLMs (Mistral, Llama
+    2: no normalization rules); these stay on the library op.
+    """
+    if model.charsmap:
+        return "normalization rules (a precompiled charsmap)"
+    if model.suffix_space:
+        return "treat_whitespace_as_suffix"
+    if _UNUSED in model.types:
+        return "unused pieces (sentencepiece re-segments them)"
+    for piece, piece_type in zip(model.pieces, model.types):
+        if piece_type == _USER_DEFINED and (" " in piece or _SPACE in piece):
+            return "a user-defined piece with a space"
+    return None
+
 
 # Space-free runs of this many bytes or more are normalized through the
 # byte-fallback model (see `SentencePieceTokenizer._normalize`). Shorter
@@ -108,10 +136,16 @@ class SentencePieceTokenizer(Tokenizer):
     models (normalization rules, user-defined pieces, byte fallback), using
     only TensorFlow and TF Text ops, so it runs in `tf.data.Dataset.map`,
     `tf.function` and a SavedModel. Map it over batches of lines
-    (`ds.batch(n).map(tokenizer)`), not over single lines. The model travels
-    in `get_config()` (base64), so a `.keras` file or SavedModel needs no
-    other file; loading such a SavedModel needs `import tensorflow_text`
-    first (its ops live there).
+    (`ds.batch(n).map(tokenizer)`), not over single lines. In a `.keras`
+    file the model is an asset (`assets/sentencepiece.model`; the config
+    holds its SHA-256), and a SavedModel holds it as constants, so neither
+    needs another file. A config whose `proto` is a path is read only
+    outside Keras' safe mode. BPE models without normalization rules
+    (Mistral, Llama 2) run on core TensorFlow ops only: a SavedModel
+    holding one loads with a plain `import tensorflow`. Unigram models, and
+    BPE models with a precompiled charsmap, use TF Text ops: loading such a
+    SavedModel needs `import tensorflow_text` first; `uses_core_ops_only`
+    says which.
 
     Invalid UTF-8 is handled as `sentencepiece` handles it: every byte that
     does not start a valid character becomes U+FFFD before normalization.
@@ -165,7 +199,14 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, proto, *, add_special_tokens=False, **kwargs):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self.proto = None
+        self._expected_sha256 = None
+        if proto is _FROM_ASSETS:
+            return  # `load_assets` sets the model (a `.keras` file).
         data, source = _load_proto(proto)
+        self._set_proto(data, source)
+
+    def _set_proto(self, data, source):
         model = _parse_model(data, source)
         self.proto = data
         self._model = model
@@ -200,7 +241,10 @@ class SentencePieceTokenizer(Tokenizer):
                 self._build_unigram(model)
             self._build_detokenizer(model)
             with tf.init_scope():
-                _run_library(self._library_proto, tf.constant([""]), tf.int32)
+                if self._library_proto is not None:
+                    _run_library(
+                        self._library_proto, tf.constant([""]), tf.int32
+                    )
                 if getattr(self, "_byte_normalizer", None) is not None:
                     _run_library(
                         self._byte_normalizer[0], tf.constant([""]), tf.int32
@@ -258,9 +302,52 @@ class SentencePieceTokenizer(Tokenizer):
         return (proto, texts) if byte_fallback else proto
 
     def _build_bpe(self, model):
-        # The library's own BPE (TF Text embeds `sentencepiece`); its merges,
-        # normalization and user-defined pieces equal version 0.2.3's.
-        self._library_proto = self.proto
+        """The BPE engine in core ops (`_bpe.CharBPE`), or for the models it
+        does not cover (`_library_reason`) TF Text's op around the
+        `sentencepiece` library."""
+        self._char_bpe = None
+        self._library_proto = None
+        if _library_reason(model) is not None:
+            self._library_proto = self.proto
+            return
+        symbols, merges, ranks, tied, whole, runs = model_merges(model)
+        user = [
+            (p, i)
+            for i, (p, t) in enumerate(zip(model.pieces, model.types))
+            if t == _USER_DEFINED
+        ]
+        self._user_pieces = _added_tokens.Extractor(
+            _added_tokens.check_added_tokens(
+                [{"id": i, "content": p, "special": False} for p, i in user],
+                "the user-defined pieces",
+            ),
+            False,
+            "the user-defined pieces",
+        )
+        self._char_bpe = CharBPE(
+            model.pieces,
+            symbols,
+            merges,
+            ranks,
+            tied_ranks=tied,
+            whole=whole,
+            runs=runs,
+            extra_words=(
+                [_added_tokens.placeholder(i) for _, i in user],
+                [i for _, i in user],
+            ),
+        )
+        reserved = [
+            (ord(p), i)
+            for i, (p, t) in enumerate(zip(model.pieces, model.types))
+            if len(p) == 1 and t != _NORMAL and t != _USER_DEFINED
+        ]
+        self._reserved_chars = None
+        if reserved:
+            self._reserved_chars = _int_table(*zip(*reserved))
+        self._byte_id_tensor = None
+        if self._byte_ids is not None:
+            self._byte_id_tensor = tf.constant(self._byte_ids, tf.int32)
 
     def _build_unigram(self, model):
         plan = _unigram_plan(self.proto)
@@ -302,6 +389,7 @@ class SentencePieceTokenizer(Tokenizer):
     # --- Tokenizer API -------------------------------------------------------
     @tf.autograph.experimental.do_not_convert
     def _tokenize_batch(self, texts):
+        self._check_model()
         # Eagerly, run one traced graph rather than some 40 separate ops.
         if tf.executing_eagerly():
             return self._traced.tokenize(texts)
@@ -309,14 +397,37 @@ class SentencePieceTokenizer(Tokenizer):
 
     @tf.autograph.experimental.do_not_convert
     def _detokenize_batch(self, ids):
+        self._check_model()
         if tf.executing_eagerly():
             return self._traced.detokenize(ids.with_row_splits_dtype(tf.int64))
         return self._detokenize_graph(ids)
 
     def _tokenize_graph(self, texts):
         if self._model.model_type == _BPE:
-            return _run_library(self._library_proto, texts, tf.int32)
+            if self._char_bpe is None:
+                return _run_library(self._library_proto, texts, tf.int32)
+            return self._tokenize_bpe(texts)
         return self._tokenize_unigram(texts)
+
+    def _tokenize_bpe(self, texts):
+        """sentencepiece's BPE in core ops: bad bytes -> U+FFFD, the
+        whitespace rules, user-defined pieces cut out (kept whole), the
+        merges, then characters without a piece -> byte pieces or unk."""
+        texts = tf.reshape(texts, [-1])
+        texts = self._plain_normalize(replace_invalid_bytes(texts))
+        segments, per_line = self._user_pieces(texts)
+        engine = self._char_bpe
+        values, splits = engine.encode(segments)
+        values, splits = engine.characters_to_pieces(
+            values,
+            splits,
+            self._byte_id_tensor,
+            self._model.unk_id,
+            self._reserved_chars,
+        )
+        return tf.RaggedTensor.from_row_splits(
+            values, tf.gather(splits, per_line), validate=False
+        )
 
     def _tokenize_unigram(self, texts):
         # No `tf.cond` here: inside `tf.data` each conditional costs about
@@ -537,27 +648,107 @@ class SentencePieceTokenizer(Tokenizer):
     def _detokenize_graph(self, ids):
         return self._decoder(ids)
 
+    @property
+    def uses_core_ops_only(self):
+        """True if the graph needs no TF Text op (see the class doc)."""
+        return getattr(self, "_char_bpe", None) is not None
+
     def get_vocabulary(self):
+        self._check_model()
         return list(self._model.pieces)
 
     @property
     def special_tokens(self):
+        self._check_model()
         return dict(self._special)
 
+    # --- Saving ---------------------------------------------------------------
     def get_config(self):
+        """The config names the model by its SHA-256; the model itself is a
+        Keras asset (`save_assets`), not megabytes of base64 in
+        `config.json`. In the same process `from_config` finds the model by
+        its digest (layer cloning); from a `.keras` file, `load_assets`
+        reads it."""
+        self._check_model()
         return {
             **super().get_config(),
-            "proto": base64.b64encode(self.proto).decode("ascii"),
+            "proto": None,
+            "proto_sha256": _remember(self.proto),
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        proto = config.get("proto")
-        # `get_config` stores the model as base64; a path stays a path.
-        if isinstance(proto, str) and not os.path.isfile(proto):
-            try:
-                config["proto"] = base64.b64decode(proto, validate=True)
-            except (binascii.Error, ValueError):
-                pass  # Not base64 either: __init__ reports the missing file.
-        return cls(**config)
+        proto = config.pop("proto", None)
+        digest = config.pop("proto_sha256", None)
+        if isinstance(proto, str):
+            proto = _proto_of_config_string(proto)
+        elif proto is None:
+            proto = _KNOWN_PROTOS.get(digest, _FROM_ASSETS)
+        layer = cls(proto, **config)
+        layer._expected_sha256 = digest
+        return layer
+
+    def save_assets(self, dir_path):
+        self._check_model()
+        with open(os.path.join(dir_path, _ASSET), "wb") as f:
+            f.write(self.proto)
+
+    def load_assets(self, dir_path):
+        path = os.path.join(dir_path, _ASSET)
+        with open(path, "rb") as f:
+            data = f.read()
+        digest = hashlib.sha256(data).hexdigest()
+        if self._expected_sha256 not in (None, digest):
+            raise ValueError(
+                f"SentencePieceTokenizer: the model asset {path!r} has "
+                f"SHA-256 {digest}, but the config names "
+                f"{self._expected_sha256}: the saved file is corrupt or was "
+                "edited."
+            )
+        if self.proto is None:
+            self._set_proto(data, f"the model asset {path!r}")
+
+    def _check_model(self):
+        if self.proto is None:
+            raise ValueError(
+                "This SentencePieceTokenizer has no model yet: it was made "
+                "by `from_config` from a config that names its model by "
+                "digest only, and no `.keras` asset was loaded into it. Load "
+                "the `.keras` file with `keras.saving.load_model`, or pass "
+                "the `.model` file to `SentencePieceTokenizer`."
+            )
+
+
+# `from_config`: the model comes from the `.keras` file's assets.
+_FROM_ASSETS = object()
+_ASSET = "sentencepiece.model"
+# Models whose config was taken in this process, by SHA-256 (the last 8).
+_KNOWN_PROTOS = collections.OrderedDict()
+
+
+def _remember(proto):
+    digest = hashlib.sha256(proto).hexdigest()
+    _KNOWN_PROTOS[digest] = proto
+    _KNOWN_PROTOS.move_to_end(digest)
+    while len(_KNOWN_PROTOS) > 8:
+        _KNOWN_PROTOS.popitem(last=False)
+    return digest
+
+
+def _proto_of_config_string(proto):
+    """A config's `proto` string: base64 (configs written before the model
+    became an asset), or a path, which is read only outside Keras' safe
+    mode (a config must not make `load_model` read arbitrary files)."""
+    try:
+        return base64.b64decode(proto, validate=True)
+    except (binascii.Error, ValueError):
+        pass
+    if serialization_lib.in_safe_mode():
+        raise ValueError(
+            "SentencePieceTokenizer: the config names the model file "
+            f"{proto!r}. Reading a file named in a config is refused in "
+            "Keras' safe mode; if you trust this config, load it with "
+            "`keras.saving.load_model(..., safe_mode=False)`."
+        )
+    return proto

@@ -1,0 +1,507 @@
+"""Character-level BPE on the byte-level engine's merge loop (core ops).
+
+SentencePiece BPE (`.model` files with `model_type=BPE`, and BPE
+`tokenizer.json` files with byte fallback and a `▁` metaspace) merges
+characters, not bytes: a line is one sequence of characters and a merge
+may cross a `▁` (code vocabularies have `▁▁▁▁`). `CharBPE` builds the
+tables and the graph; the merge loop, the lookup of whole chunks and the
+deduplication are `byte_pair.merge_sequences` and
+`byte_pair.lookup_or_merge`, shared with byte-level BPE.
+
+Token ids: the model's pieces keep their ids; a character that is no piece
+of its own gets `num_pieces + code point` (it may still take part in a
+merge, and at the end it becomes its UTF-8 byte pieces or the unknown id).
+Merges are `(left, right) -> (rank, merged)`, every split of a piece into
+two symbols for a `.model` (sentencepiece merges any two adjacent symbols
+whose concatenation is a piece, by score), the merges list of a
+`tokenizer.json`. A line is cut into chunks between two characters that
+no merge joins (the last character of a merge's left part and the first of
+its right part), and each distinct chunk is looked up (chunks that BPE
+leaves as one piece) or merged once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from tf_input._ragged import gather_rows
+from tf_input._ragged import marks
+from tf_input._ragged import row_ids
+from tf_input.tokenizers.byte_pair import _merges_properly_ordered
+from tf_input.tokenizers.byte_pair import _string_table
+from tf_input.tokenizers.byte_pair import _take
+from tf_input.tokenizers.byte_pair import lookup_or_merge
+from tf_input.tokenizers.byte_pair import merge_sequences
+from tf_input.tokenizers.sentencepiece._proto import _NORMAL
+
+_INF = np.iinfo(np.int64).max
+_CODE_POINTS = 0x110000
+
+
+def _int_table(keys, values, default=-1):
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(np.append(np.asarray(keys, np.int64), -1), tf.int64),
+            tf.constant(np.append(np.asarray(values, np.int64), default)),
+        ),
+        default_value=tf.constant(default, tf.int64),
+    )
+
+
+class CharBPE(tf.Module):
+    """Tables and graph of one character-level BPE.
+
+    Args:
+        pieces: list of str, the text of every id (any kind of piece).
+        symbols: dict from text to id: the pieces that can be symbols of
+            the merge loop (sentencepiece: normal pieces; HF: the
+            vocabulary).
+        merges: int64 `[n, 3]`: (left, right, merged) ids, in the extended
+            id space (see the module docstring).
+        ranks: int64 `[n]`: lower merges first.
+        tied_ranks: None or bool `[max rank + 1]`: ranks shared by several
+            merged pieces (see `byte_pair.merge_sequences`).
+        whole: ids of pieces whose text may be a chunk that BPE leaves
+            whole (checked here by running the merges on them).
+        extra_words: `(texts, ids)` looked up before anything else
+            (placeholders of user-defined pieces and added tokens).
+        runs: None or `(char id, block id, block length)`: runs of one
+            character merged in blocks before the loop (see
+            `_runs_of_one_character`).
+    """
+
+    def __init__(
+        self,
+        pieces,
+        symbols,
+        merges,
+        ranks,
+        *,
+        tied_ranks=None,
+        whole=(),
+        extra_words=((), ()),
+        runs=None,
+    ):
+        super().__init__()
+        self._runs = runs
+        self.num_pieces = len(pieces)
+        self.num_tokens = self.num_pieces + _CODE_POINTS
+        chars = [(ord(t), i) for t, i in symbols.items() if len(t) == 1]
+        self._char_ids = _int_table(
+            [c for c, _ in chars], [i for _, i in chars]
+        )
+        merges = np.asarray(merges, np.int64).reshape([-1, 3])
+        ranks = np.asarray(ranks, np.int64)
+        # Later duplicates win (as the byte-level engine's merge map).
+        keys = merges[:, 0] * self.num_tokens + merges[:, 1]
+        _, last = np.unique(keys[::-1], return_index=True)
+        last = len(keys) - 1 - last
+        keys, ranks, merges = keys[last], ranks[last], merges[last]
+        self.all_at_once = tied_ranks is None and _merges_properly_ordered(
+            merges, ranks, self.num_tokens
+        )
+        self._merge_table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(np.append(keys, -1), tf.int64),
+                tf.constant(np.append((ranks << 32) | merges[:, 2], _INF)),
+            ),
+            default_value=tf.constant(_INF, tf.int64),
+        )
+        self._tied = None
+        if tied_ranks is not None:
+            self._tied = tf.constant(np.append(tied_ranks, False), tf.bool)
+
+        def text(i):
+            return (
+                pieces[i] if i < self.num_pieces else chr(i - self.num_pieces)
+            )
+
+        junctions = {
+            ord(text(left)[-1]) * _CODE_POINTS + ord(text(right)[0])
+            for left, right in merges[:, :2].tolist()
+        }
+        self._joinable = _int_table(sorted(junctions), [1] * len(junctions), 0)
+        # The pieces that BPE leaves whole when a chunk is their text.
+        whole = list(whole)
+        found = []
+        if whole:
+            merge = tf.function(self._merge_words, autograph=False)
+            values, splits = merge(
+                tf.constant([pieces[i].encode() for i in whole], tf.string)
+            )
+            values, splits = values.numpy(), splits.numpy()
+            found = [
+                i
+                for i, length, start in zip(
+                    whole, splits[1:] - splits[:-1], splits[:-1]
+                )
+                if length == 1 and values[start] == i
+            ]
+        texts = [pieces[i].encode() for i in found]
+        self._chunk_table = _string_table(texts, found)
+        extra_texts, extra_ids = extra_words
+        self._has_extra_words = bool(len(extra_ids))
+        self._word_table = _string_table(
+            texts + list(extra_texts), found + list(extra_ids)
+        )
+
+    # --- Graph code ---------------------------------------------------------
+    def encode(self, words):
+        """`[W]` valid UTF-8 strings -> `(int32 ids, int64 row_splits)`."""
+        if self._has_extra_words:
+            return lookup_or_merge(words, self._word_table, self._merge_chunks)
+        return self._merge_chunks(words)
+
+    def _initial_ids(self, code_points):
+        code_points = tf.cast(code_points, tf.int64)
+        ids = self._char_ids.lookup(code_points)
+        return tf.cast(
+            tf.where(ids >= 0, ids, self.num_pieces + code_points), tf.int32
+        )
+
+    def _merge_chunks(self, words):
+        """BPE of `[M]` words, cut into chunks between characters that no
+        merge joins. A chunk of one character is its character's id (an
+        integer lookup: most chunks of Chinese text); the longer ones are
+        deduplicated, and each distinct one is looked up (chunks that BPE
+        leaves whole) or merged once."""
+        starts = tf.cumsum(
+            tf.cast(tf.strings.length(words), tf.int64), exclusive=True
+        )
+        joined = tf.strings.reduce_join(words)
+        num_bytes = tf.cast(tf.strings.length(joined), tf.int64)
+        chars, offsets = tf.strings.unicode_decode_with_offsets(joined, "UTF-8")
+        offsets = tf.cast(offsets, tf.int64)
+        chars = tf.cast(chars, tf.int64)
+        num_chars = tf.size(chars, tf.int64)
+        joins = self._joinable.lookup(chars[:-1] * _CODE_POINTS + chars[1:])
+        # Chunks start at every word start and where no merge joins a
+        # character to the one before.
+        word_first = tf.searchsorted(offsets, starts, out_type=tf.int64)
+        cut = tf.concat([[True], joins <= 0], 0)[:num_chars] | (
+            marks(word_first, num_chars + 1)[:num_chars] > 0
+        )
+        first_char = tf.where(cut)[:, 0]
+        num_chunks = tf.size(first_char, tf.int64)
+        single = tf.concat([first_char[1:], num_chars[None]], 0) == (
+            first_char + 1
+        )
+        single_ids = self._initial_ids(tf.gather(chars, first_char))
+        byte_at = tf.gather(offsets, first_char)
+        byte_end = tf.concat([byte_at[1:], num_bytes[None]], 0)
+        multi_at = tf.where(~single)[:, 0]
+        multi = tf.strings.substr(
+            joined,
+            tf.gather(byte_at, multi_at),
+            tf.gather(byte_end - byte_at, multi_at),
+        )
+        multi_values, multi_splits = lookup_or_merge(
+            multi, self._chunk_table, self._merge_words
+        )
+        # Assembled with gathers only, as in `lookup_or_merge`.
+        rank = tf.cumsum(tf.cast(~single, tf.int64), exclusive=True)
+        multi_lengths = tf.concat(
+            [multi_splits[1:] - multi_splits[:-1], [0]], 0
+        )
+        lengths = tf.where(
+            single, tf.ones_like(rank), tf.gather(multi_lengths, rank)
+        )
+        first = tf.where(
+            single,
+            tf.range(num_chunks),
+            num_chunks + tf.gather(multi_splits, rank),
+        )
+        splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+        values = gather_rows(
+            tf.concat([single_ids, multi_values], 0), first, splits
+        )
+        first_chunk = tf.searchsorted(first_char, word_first, out_type=tf.int64)
+        word_splits = tf.gather(
+            splits, tf.concat([first_chunk, num_chunks[None]], 0)
+        )
+        return values, word_splits
+
+    def _merge_words(self, words):
+        """BPE of `[M]` strings, each one chunk -> `(ids, row_splits)`."""
+        num_words = tf.size(words)
+        chars = tf.strings.unicode_decode(words, "UTF-8")
+        splits = tf.cast(chars.row_splits, tf.int64)
+        tok = self._initial_ids(chars.flat_values)
+        chunk_of = tf.cast(row_ids(splits), tf.int32)
+        if self._runs is not None:
+            tok, chunk_of = self._merge_long_runs(tok, chunk_of)
+        tok, chunk_of = merge_sequences(
+            tok,
+            chunk_of,
+            num_words,
+            merge_table=self._merge_table,
+            num_tokens=self.num_tokens,
+            all_at_once=self.all_at_once,
+            tied_ranks=self._tied,
+        )
+        counts = tf.math.unsorted_segment_sum(
+            tf.ones_like(chunk_of, tf.int64), chunk_of, num_words
+        )
+        return tok, tf.concat([[0], tf.cumsum(counts)], 0)
+
+    def _merge_long_runs(self, tok, chunk_of):
+        """The first `k * L` characters of each run of `c` as `k` pieces
+        `c * L` (see `_runs_of_one_character`)."""
+        char_id, block_id, block = self._runs
+        size = tf.size(tok, tf.int64)
+        is_c = tf.equal(tok, char_id)
+        before = tf.concat([[False], is_c[:-1]], 0)[:size]
+        same = tf.concat([[False], chunk_of[1:] == chunk_of[:-1]], 0)[:size]
+        starts = is_c & ~(before & same)
+        run = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+        start_at = tf.where(starts)[:, 0]
+        position = tf.range(size)
+        # Padded: `run` is -1 (read as 0) before the first run, or where
+        # there is none.
+        first = tf.concat([start_at, [0]], 0)
+        offset = position - tf.gather(first, tf.maximum(run, 0))
+        # Run lengths: each run ends before the next non-`c` or chunk end.
+        ends = is_c & ~tf.concat(
+            [is_c[1:] & (chunk_of[1:] == chunk_of[:-1]), [False]], 0
+        )
+        lengths = tf.where(ends)[:, 0] - start_at + 1
+        blocks = tf.maximum((lengths - 1 - block) // block, 0) * block
+        blocks = tf.concat([blocks, [0]], 0)
+        inside = is_c & (offset < tf.gather(blocks, tf.maximum(run, 0)))
+        keep = ~inside | (offset % block == 0)
+        tok = tf.where(inside, block_id, tok)
+        return _take(tok, keep), _take(chunk_of, keep)
+
+    def characters_to_pieces(self, ids, splits, byte_ids, unk_id, reserved):
+        """Ids of characters without a piece -> final ids.
+
+        `reserved`: an int table from code point to the id of a piece of
+        another kind with that text (a one-character control piece), or
+        None. The others become their UTF-8 bytes' pieces (`byte_ids`, a
+        `[256]` int32 tensor) or, without byte fallback, `unk_id`.
+        """
+        is_char = ids >= self.num_pieces
+        code = tf.cast(tf.where(is_char, ids - self.num_pieces, 0), tf.int64)
+        if reserved is not None:
+            other = tf.cast(reserved.lookup(code), tf.int32)
+            ids = tf.where(is_char & (other >= 0), other, ids)
+            is_char = is_char & (other < 0)
+        if byte_ids is None:
+            # Adjacent unknown characters give one unknown id, as in
+            # sentencepiece (only characters without a piece are unknown).
+            ids = tf.where(is_char, unk_id, ids)
+            row_start = marks(splits[:-1], tf.size(ids, tf.int64) + 1) > 0
+            repeat = (
+                is_char
+                & tf.concat([[False], is_char[:-1]], 0)
+                & ~row_start[:-1]
+            )
+            kept = tf.concat([[0], tf.cumsum(tf.cast(~repeat, tf.int64))], 0)
+            return _take(ids, ~repeat), tf.gather(kept, splits)
+        size = tf.where(
+            code < 0x80,
+            1,
+            tf.where(code < 0x800, 2, tf.where(code < 0x10000, 3, 4)),
+        )
+        size = tf.cast(size, tf.int64)
+        lengths = tf.where(is_char, size, tf.ones_like(size))
+        new_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+        token = row_ids(new_splits)
+        offset = tf.range(tf.size(token, tf.int64)) - tf.gather(
+            new_splits, token
+        )
+        code = tf.gather(code, token)
+        size = tf.gather(size, token)
+        shift = 6 * (size - 1 - offset)
+        lead = tf.gather(tf.constant([0, 0, 0xC0, 0xE0, 0xF0], tf.int64), size)
+        byte = tf.where(
+            offset == 0,
+            lead | tf.bitwise.right_shift(code, shift),
+            0x80 | (tf.bitwise.right_shift(code, shift) & 0x3F),
+        )
+        out = tf.where(
+            tf.gather(is_char, token),
+            tf.gather(byte_ids, byte),
+            tf.gather(ids, token),
+        )
+        return out, tf.gather(new_splits, splits)
+
+
+def model_merges(model):
+    """A `.model`'s BPE: `(symbols, merges, ranks, tied_ranks, whole)` for
+    `CharBPE`.
+
+    sentencepiece (bpe_model.cc) merges the two adjacent symbols whose
+    concatenation is a normal piece of the highest score, leftmost on equal
+    scores. So every split of a normal piece into two symbols (normal
+    pieces, or single characters) is a merge, ranked by the piece's score;
+    pieces of equal score share a rank, marked tied if there are several.
+    """
+    num_pieces = len(model.pieces)
+    symbols = {
+        p: i for i, (p, t) in enumerate(zip(model.pieces, model.types))
+        if t == _NORMAL
+    }  # fmt: skip
+    merged = [i for p, i in symbols.items() if len(p) > 1]
+    scores = np.array([model.scores[i] for i in merged], np.float32)
+    distinct, rank_of, counts = np.unique(
+        -scores, return_inverse=True, return_counts=True
+    )
+    rows, ranks = [], []
+    for i, rank in zip(merged, rank_of.tolist()):
+        piece = model.pieces[i]
+        for k in range(1, len(piece)):
+            left, right = piece[:k], piece[k:]
+            left_id = symbols.get(left)
+            if left_id is None:
+                if len(left) > 1:
+                    continue
+                left_id = num_pieces + ord(left)
+            right_id = symbols.get(right)
+            if right_id is None:
+                if len(right) > 1:
+                    continue
+                right_id = num_pieces + ord(right)
+            rows.append((left_id, right_id, i))
+            ranks.append(rank)
+    tied = counts > 1
+    return (
+        symbols,
+        np.array(rows, np.int64).reshape([-1, 3]),
+        np.array(ranks, np.int64),
+        tied if tied.any() else None,
+        sorted(symbols.values()),
+        _runs_of_one_character(model, symbols, merged, rank_of, tied),
+    )
+
+
+def _leftmost_runs(length, pieces):
+    """sentencepiece's BPE of `c * length` when the pieces made of `c` all
+    have one score: repeatedly the leftmost pair whose concatenation is a
+    piece. Returns the lengths of the pieces."""
+    out = [1] * length
+    while True:
+        for i in range(len(out) - 1):
+            if out[i] + out[i + 1] in pieces:
+                out[i : i + 2] = [out[i] + out[i + 1]]
+                break
+        else:
+            return out
+
+
+def _runs_of_one_character(model, symbols, merged, rank_of, tied):
+    """`(char id, block id, block length)` when equal scores are only runs
+    of one character `c` (Mistral: "▁" * 2..16, all scored -1e9), else
+    None.
+
+    Equal scores go leftmost first, one merge at a time: a run of n spaces
+    would take n loop steps, each over the whole batch (quadratic; 8,000
+    spaces took 2.8 s). When the longest run piece `c * L` is the first
+    piece of every run of `2L` or more (checked here by sentencepiece's
+    rule), and no other piece holds `c` except as its first character (so
+    nothing joins a run from the left, and only its last `c` can join the
+    text after it), the first `k * L` characters of a run of `n`, `k = (n
+    - 1 - L) // L`, are `k` pieces `c * L` whatever follows, and are merged
+    before the loop; the loop sees at most `2L` characters of each run.
+    """
+    if tied is None:
+        return None
+    tied_pieces = [
+        model.pieces[i] for i, r in zip(merged, rank_of.tolist()) if tied[r]
+    ]
+    chars = {p[0] for p in tied_pieces}
+    if len(chars) != 1:
+        return None
+    (c,) = chars
+    if any(set(p) != {c} for p in tied_pieces) or c not in symbols:
+        return None
+    runs = {p for p in symbols if set(p) == {c}}
+    if any(p not in tied_pieces for p in runs if len(p) > 1):
+        return None  # A run piece of its own score.
+    if any(c in p[1:] for p in symbols if set(p) != {c}):
+        return None
+    lengths = {len(p) for p in runs}
+    longest = max(lengths)
+    for n in range(2 * longest, 4 * longest + 1):
+        result = _leftmost_runs(n, lengths)
+        if result[0] != longest or result[1:] != _leftmost_runs(
+            n - longest, lengths
+        ):
+            return None
+    return symbols[c], symbols[c * longest], longest
+
+
+_VALID_UTF8 = r"(?:[\x{0}-\x{D7FF}]|[\x{E000}-\x{10FFFF}])*"
+_REPLACEMENT = "\ufffd".encode()
+
+
+def replace_invalid_bytes(texts):
+    """Each byte that does not start a valid UTF-8 character (and is not
+    inside one) becomes U+FFFD, as sentencepiece's normalizer does (one
+    replacement per byte, unlike Python's "replace", which gives one per
+    maximal invalid subsequence). Only lines that fail a strict check are
+    rebuilt, byte by byte."""
+    valid = tf.strings.regex_full_match(texts, _VALID_UTF8)
+    bad_at = tf.where(~valid)[:, 0]
+    bad = tf.gather(texts, bad_at)
+    pieces = tf.strings.bytes_split(bad)
+    flat = pieces.flat_values
+    rows = pieces.value_rowids()
+    count = tf.size(flat, tf.int64)
+    byte = tf.cast(
+        tf.reshape(tf.io.decode_raw(flat, tf.uint8, fixed_length=1), [-1]),
+        tf.int32,
+    )
+
+    def ahead(x, k, fill):
+        return tf.concat([x[k:], tf.fill([k], tf.constant(fill, x.dtype))], 0)[
+            :count
+        ]
+
+    def is_cont(k, low=0x80, high=0xBF):
+        follower = ahead(byte, k, -1)
+        same = tf.equal(ahead(rows, k, -1), rows)
+        return same & (follower >= low) & (follower <= high)
+
+    # The well-formed byte sequences of the Unicode standard (table 3-7).
+    second_low = tf.where(
+        tf.equal(byte, 0xE0), 0xA0, tf.where(tf.equal(byte, 0xF0), 0x90, 0x80)
+    )
+    second_high = tf.where(
+        tf.equal(byte, 0xED), 0x9F, tf.where(tf.equal(byte, 0xF4), 0x8F, 0xBF)
+    )
+    follower = ahead(byte, 1, -1)
+    second = (
+        tf.equal(ahead(rows, 1, -1), rows)
+        & (follower >= second_low)
+        & (follower <= second_high)
+    )
+    two = (byte >= 0xC2) & (byte <= 0xDF) & is_cont(1)
+    three = (byte >= 0xE0) & (byte <= 0xEF) & second & is_cont(2)
+    four = (byte >= 0xF0) & (byte <= 0xF4) & second & is_cont(2) & is_cont(3)
+    length = tf.where(
+        byte < 0x80,
+        1,
+        tf.where(two, 2, tf.where(three, 3, tf.where(four, 4, 0))),
+    )
+    # A byte is kept if it starts a valid character or lies inside one;
+    # starts are found left to right: a valid start covers the next bytes.
+    starts = length > 0
+    covered = tf.zeros_like(starts)
+    for k in (1, 2, 3):
+        before = tf.concat([tf.zeros([k], tf.int32), length], 0)[:count]
+        same = tf.equal(
+            tf.concat([tf.fill([k], tf.constant(-1, rows.dtype)), rows], 0)[
+                :count
+            ],
+            rows,
+        )
+        covered = covered | (same & (before > k))
+    # A continuation byte is never a start, so covered and start exclude
+    # each other; every other byte is replaced.
+    keep = starts | covered
+    fixed = tf.strings.reduce_join(
+        pieces.with_flat_values(tf.where(keep, flat, _REPLACEMENT)), axis=1
+    )
+    return tf.tensor_scatter_nd_update(texts, bad_at[:, None], fixed)
