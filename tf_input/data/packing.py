@@ -99,6 +99,16 @@ def _cumulative_max(values):
     return tf.cast(tf.floor(running + 0.25), tf.int32)
 
 
+def _argsort(values, descending=False):
+    """`tf.argsort(values, direction, stable=True)` of 1-D ints, computed
+    as it does (`top_k` of the values, or of their bitwise inverse
+    `-values - 1` for ascending order), in 2-3 graph nodes instead of its
+    8-11: tf.data sets every node up again for each new iterator."""
+    if not descending:
+        values = tf.bitwise.invert(values)
+    return tf.math.top_k(values, tf.size(values)).indices
+
+
 def pack_rows(ids, length):
     """Packs whole examples into rows of `length` tokens (first-fit style).
 
@@ -146,7 +156,7 @@ def pack_rows(ids, length):
         length, tf.gather(lengths, piece_example) - piece_index * length
     )
     # Sorted by length, descending; the loop works on this order.
-    order = tf.argsort(piece_length, direction="DESCENDING", stable=True)
+    order = _argsort(piece_length, descending=True)
     sizes = tf.gather(piece_length, order)
     count = tf.size(sizes)
     index = tf.range(count)
@@ -161,7 +171,7 @@ def pack_rows(ids, length):
         free_sizes = tf.gather(sizes, free_at)
         free_count = tf.size(free_at)
         room = gaps[:num_rows]
-        by_room = tf.argsort(room, direction="DESCENDING", stable=True)
+        by_room = _argsort(room, descending=True)
         # want[r]: the first (largest) free piece that fits row r. Rows
         # with less room want later pieces; a row whose wish is taken by an
         # earlier row takes the next piece: r + cummax(want - r).
@@ -231,7 +241,7 @@ def pack_rows(ids, length):
     # Pieces in the order they lie in the rows: by row, then in input
     # order (each row holds its pieces end to end from position 0).
     row = tf.gather(row, tf.math.invert_permutation(order))
-    by_place = tf.argsort(row, stable=True)
+    by_place = _argsort(row)
     placed_row = tf.gather(row, by_place)
     # Segment = rank of the piece within its row, 1-based.
     row_first = tf.math.unsorted_segment_min(
@@ -252,16 +262,21 @@ def pack_rows(ids, length):
         placed_length, placed_row, num_rows
     )
 
-    def lay(values):
-        return tf.RaggedTensor.from_row_lengths(
-            values, row_length, validate=False
-        ).to_tensor(0, shape=[num_rows, length])
-
-    return {
-        "ids": lay(tf.gather(pieces, by_place).flat_values),
-        "segment_ids": lay(tf.gather(segment, piece_of)),
-        "positions": lay(tf.ragged.range(placed_length).flat_values),
-    }
+    # The three are laid out together, as the columns of one ragged
+    # tensor: one `to_tensor` instead of three (~20 graph nodes fewer).
+    values = tf.stack(
+        [
+            tf.gather(pieces, by_place).flat_values,
+            tf.gather(segment, piece_of),
+            tf.ragged.range(placed_length).flat_values,
+        ],
+        axis=1,
+    )
+    laid = tf.RaggedTensor.from_row_lengths(
+        values, row_length, validate=False
+    ).to_tensor(0, shape=[num_rows, length, 3])
+    ids, segment_ids, positions = tf.unstack(laid, axis=2)
+    return {"ids": ids, "segment_ids": segment_ids, "positions": positions}
 
 
 # --- Regrouping rows into batches ---
@@ -392,7 +407,7 @@ def regroup(chunks, key_fn, batch_sizes, drop_remainder):
             emit = full
         else:
             emit = tf.where(flush, counts, full)
-        order = tf.argsort(keys, stable=True)
+        order = _argsort(keys)
         sorted_keys = tf.gather(keys, order)
         rank = tf.range(count) - tf.gather(
             tf.cumsum(counts, exclusive=True), sorted_keys
