@@ -109,6 +109,18 @@ def _argsort(values, descending=False):
     return tf.math.top_k(values, tf.size(values)).indices
 
 
+def _lower_bound(sorted_values, values):
+    """`tf.searchsorted(sorted_values, values, side="left")` of 1-D int32
+    tensors: the same `LowerBound` op, without the wrapper's reshapes
+    (5 graph nodes instead of 14)."""
+    found = tf.raw_ops.LowerBound(
+        sorted_inputs=tf.expand_dims(sorted_values, 0),
+        values=tf.expand_dims(values, 0),
+        out_type=tf.int32,
+    )
+    return tf.reshape(found, [-1])
+
+
 def pack_rows(ids, length):
     """Packs whole examples into rows of `length` tokens (first-fit style).
 
@@ -175,9 +187,7 @@ def pack_rows(ids, length):
         # want[r]: the first (largest) free piece that fits row r. Rows
         # with less room want later pieces; a row whose wish is taken by an
         # earlier row takes the next piece: r + cummax(want - r).
-        want = tf.searchsorted(
-            -free_sizes, -tf.gather(room, by_room), side="left"
-        )
+        want = _lower_bound(-free_sizes, -tf.gather(room, by_room))
         rank = tf.range(num_rows)
         take = rank + _cumulative_max(want - rank)
         # `take` increases, so the rows whose piece exists are a prefix.
@@ -306,6 +316,24 @@ def _from_parts(parts):
     return rows
 
 
+def _join(parts, rows):
+    """The rows of `parts` (see `_to_parts`) followed by `rows`: flat
+    values and row lengths concatenated, ~10 graph nodes fewer than a
+    ragged `concat` of the rebuilt rows."""
+    joined = {}
+    for name, value in rows.items():
+        old = parts[name]
+        if isinstance(value, tf.RaggedTensor):
+            joined[name] = tf.RaggedTensor.from_row_lengths(
+                tf.concat([old[0], value.flat_values], 0),
+                tf.concat([old[1], value.row_lengths()], 0),
+                validate=False,
+            )
+        else:
+            joined[name] = tf.concat([old, value], 0)
+    return joined
+
+
 def _empty_rows(spec):
     rows = {}
     for name, value in spec.items():
@@ -393,8 +421,7 @@ def regroup(chunks, key_fn, batch_sizes, drop_remainder):
 
     def step(state, inputs):
         chunk, flush = inputs
-        old = _from_parts(state)
-        rows = {k: tf.concat([old[k], chunk[k]], axis=0) for k in chunk}
+        rows = _join(state, chunk)
         keys = tf.cast(key_fn(rows), tf.int32)
         if promote_remainder:
             keys = _promote(keys, flush)
