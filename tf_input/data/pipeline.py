@@ -257,7 +257,13 @@ def make_dataset(
             tokenizers replace invalid UTF-8. Defaults to `"strict"`.
 
     Returns:
-        A `tf.data.Dataset` of `(features, labels)`, prefetched.
+        A `tf.data.Dataset` of `(features, labels)`, prefetched, with
+        tf.data's default static graph rewrites off in its options
+        (`experimental_optimization.apply_default_optimizations=False`):
+        they change nothing here and cost every new iterator (every epoch)
+        a rebuild of the whole graph. Steps added on top of it are then
+        not rewritten either (e.g. a `map` without `num_parallel_calls` is
+        not parallelised); `ds.with_options(...)` turns them back on.
 
     Raises:
         ValueError: if no example is left after skipping the empty ones
