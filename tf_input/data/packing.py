@@ -467,7 +467,10 @@ def regroup(chunks, key_fn, batch_sizes, drop_remainder):
         return new_state, (output, batch_key)
 
     empty = _empty_rows(chunks.element_spec)
-    flagged = chunks.map(plain(lambda rows: (rows, False))).concatenate(
+    # Each chunk flagged False by a `zip`, not a `map`: no function for
+    # tf.data to set up per iterator, and no ragged hand-over per chunk.
+    flags = tf.data.Dataset.from_tensors(False).repeat()
+    flagged = tf.data.Dataset.zip(chunks, flags).concatenate(
         tf.data.Dataset.from_tensors((empty, True))
     )
     grouped = flagged.scan(
