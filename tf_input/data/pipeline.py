@@ -257,7 +257,13 @@ def make_dataset(
             tokenizers replace invalid UTF-8. Defaults to `"strict"`.
 
     Returns:
-        A `tf.data.Dataset` of `(features, labels)`, prefetched.
+        A `tf.data.Dataset` of `(features, labels)`, prefetched, with
+        tf.data's default static graph rewrites off in its options
+        (`experimental_optimization.apply_default_optimizations=False`):
+        they change nothing here and cost every new iterator (every epoch)
+        a rebuild of the whole graph. Steps added on top of it are then
+        not rewritten either (e.g. a `map` without `num_parallel_calls` is
+        not parallelised); `ds.with_options(...)` turns them back on.
 
     Raises:
         ValueError: if no example is left after skipping the empty ones
@@ -448,14 +454,10 @@ def make_dataset(
             tf.data.experimental.assert_cardinality(num_batches)
         )
     dataset = dataset.prefetch(AUTOTUNE)
-    if shard is not None:  # sharded already: tf.distribute must not again
-        options = tf.data.Options()
-        options.experimental_distribute.auto_shard_policy = (
-            tf.data.experimental.AutoShardPolicy.OFF
-        )
-        dataset = dataset.with_options(options)
+    dataset = dataset.with_options(_options(shard))
     # `stats` reads the truncation count from the counting twin, so that
     # the batches fed to `fit` carry nothing but features and labels.
+    counted = counted.prefetch(AUTOTUNE).with_options(_options(shard))
     info = PipelineInfo(
         task=task,
         batching=batching,
@@ -464,11 +466,37 @@ def make_dataset(
         boundaries=boundaries,
         batch_sizes=batch_sizes,
         num_batches=num_batches,
-        counting=counted.prefetch(AUTOTUNE),
+        counting=counted,
         add_special_tokens=add_special_tokens,
         tokenizer=tokenizer,
     )
     return register(dataset, info)
+
+
+def _options(shard):
+    """The `tf.data.Options` of the returned datasets.
+
+    tf.data's default static rewrites (map parallelisation, prefetch
+    injection, no-op elimination, ...) are off: they change nothing in this
+    pipeline, whose maps are parallel already and which ends in a
+    `prefetch`, but they rewrite (serialise, optimise and rebuild) the
+    whole dataset graph on every new iterator, i.e. at the start of every
+    epoch of `fit`. Measured on 100 lines of tinyshakespeare (the
+    start-up alone): the first batch 54 -> 41 ms in `"max_length"` mode,
+    128 -> 92 ms in `"bucket"`, 117 -> 90 ms in `"pack"`. Only the options
+    of these datasets change, nothing global; transformations a user adds
+    on top are not rewritten either unless they turn the rewrites back on
+    (`ds.with_options(options)` with
+    `options.experimental_optimization.apply_default_optimizations =
+    True`).
+    """
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = False
+    if shard is not None:  # sharded already: tf.distribute must not again
+        options.experimental_distribute.auto_shard_policy = (
+            tf.data.experimental.AutoShardPolicy.OFF
+        )
+    return options
 
 
 def _columns(spec, task, batching):

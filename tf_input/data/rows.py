@@ -138,13 +138,19 @@ def select_rows(ids, index=None, capacity=None, start=None, end=None):
     inside = tf.logical_and(offset >= 0, offset < row_kept)
     source = tf.where(inside, tf.gather(begin, row) + offset, 0)
     values = tf.gather(ids.flat_values, source)
-    if start:
+    # One special token (the usual case) is a scalar: no gather or clip,
+    # ~10 graph nodes fewer, which tf.data sets up for every new iterator.
+    if len(start) == 1:
+        values = tf.where(offset < 0, start[0], values)
+    elif start:
         first = tf.gather(
             tf.constant(start, tf.int32),
             tf.clip_by_value(offset + before, 0, before - 1),
         )
         values = tf.where(offset < 0, first, values)
-    if end:
+    if len(end) == 1:
+        values = tf.where(offset >= row_kept, end[0], values)
+    elif end:
         last = tf.gather(
             tf.constant(end, tf.int32),
             tf.clip_by_value(offset - row_kept, 0, after - 1),
@@ -183,10 +189,14 @@ def pad_rows(ids, index, capacity, start, end, width):
     if end:
         column = tf.range(capacity + before + after, dtype=tf.int64)
         step = column[None, :] - (kept + before)[:, None]
-        last = tf.gather(
-            tf.constant(end, tf.int32), tf.clip_by_value(step, 0, after - 1)
-        )
-        dense = tf.where((step >= 0) & (step < after), last, dense)
+        if after == 1:  # a scalar: no gather or clip (~10 nodes fewer)
+            dense = tf.where(tf.equal(step, 0), end[0], dense)
+        else:
+            last = tf.gather(
+                tf.constant(end, tf.int32),
+                tf.clip_by_value(step, 0, after - 1),
+            )
+            dense = tf.where((step >= 0) & (step < after), last, dense)
     extra = width - capacity - before - after
     if extra:
         dense = tf.pad(dense, [[0, 0], [0, extra]])
