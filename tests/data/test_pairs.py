@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 import pytest
 import tensorflow as tf
+import tokenizers
 
 from tests.shared_data import data_path
 from tests.shared_data import read_lines
@@ -15,8 +16,6 @@ from tf_input import WordPieceTokenizer
 from tf_input.data import make_dataset
 from tf_input.data import stats
 from tf_input.data.rows import pair_lengths
-
-tokenizers = pytest.importorskip("tokenizers")
 
 
 @pytest.fixture(scope="module")
