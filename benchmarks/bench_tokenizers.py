@@ -52,6 +52,11 @@ from tiktoken.load import load_tiktoken_bpe  # noqa: E402
 import tf_input  # noqa: E402
 from tf_input import tokenizers as ours  # noqa: E402
 
+# tiktoken's own patterns, shared with the tests; Qwen's is its tokenizer.json
+# regex, which tiktoken (fancy-regex) runs as it is.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from tests.tiktoken_patterns import TIKTOKEN_PATTERNS  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = pathlib.Path(
     os.environ.get("TF_INPUT_SHARED_DATA", ROOT.parent / "shared" / "data")
@@ -95,22 +100,6 @@ LLM_CORPORA = ("wikitext", "tinyshakespeare", "hongloumeng")
 RANK_SPECIALS = {
     "cl100k": {"<|endoftext|>": 100257, "<|endofprompt|>": 100276},
     "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-}
-# tiktoken's own patterns (tiktoken_ext/openai_public.py); Qwen's is its
-# tokenizer.json regex, which tiktoken (fancy-regex) runs as it is.
-TIKTOKEN_PATTERNS = {
-    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
-    "o200k": "|".join(
-        [
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]
-    ),
 }
 
 

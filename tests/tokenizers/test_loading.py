@@ -32,6 +32,7 @@ import tf_input
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.tiktoken_patterns import TIKTOKEN_PATTERNS
 from tests.tokenizers.test_byte_pair import ADVERSARIAL
 from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
@@ -50,23 +51,6 @@ RANK_FILES = {
         "<|endofprompt|>": 100276,
     },
     "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-}
-# tiktoken's own patterns (tiktoken_ext/openai_public.py, with possessive
-# quantifiers and `\s++$`): the reference uses them, ours uses the
-# equivalent tokenizer.json forms (`pattern="cl100k"`, `"o200k"`).
-TIKTOKEN_PATTERNS = {
-    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
-    "o200k": "|".join(
-        [
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",  # noqa: E501
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]
-    ),
 }
 # What today's tokenizers trip on: digit runs, contractions in capitals,
 # CRLF and whitespace runs, NFD input (Qwen normalizes to NFC), combining
