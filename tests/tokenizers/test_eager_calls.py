@@ -121,7 +121,9 @@ def test_empty_batch(make):
         for empty in ([], tf.constant([], tf.string)):
             _same(tokenizer(empty), _in_graph(tokenizer, []))
             assert tokenizer(empty).shape.as_list() == [0, None]
-        # An all-empty batch still gets its special tokens.
+        # An all-empty batch skips the tokenizer's graph eagerly: the same
+        # rows as the full computation, special tokens included.
+        _same(tokenizer(["", ""]), _in_graph(tokenizer, ["", ""]))
         rows = tokenizer(["", ""]).to_list()
         ids = tokenizer.start_ids + tokenizer.end_ids if flag else []
         assert rows == [ids, ids]
