@@ -34,23 +34,27 @@ def _take(values, mask):
     return tf.gather(values, tf.reshape(tf.where(mask), [-1]))
 
 
+def _previous(values, fill):
+    """`values` shifted right by one, `fill` first: constant slice bounds
+    (a slice to a computed length is 3 more graph nodes)."""
+    return tf.concat([[fill], values], 0)[:-1]
+
+
 def _first_steps_only(at, tok, chunk_of, num_chunks, best, lookup):
     """The picks `at` (pair positions, increasing) up to, per chunk, the
     first one whose merged piece pairs at a better rank than this step's
     with its left neighbour (the previous pick's result if adjacent, else
     the token before) or the token after it."""
-    count = tf.size(at, out_type=tf.int64)
     size = tf.size(tok, out_type=tf.int64)
     chunk = tf.gather(chunk_of, at)
     picked = tf.gather(best, at)
-    merged = tf.cast(tf.bitwise.bitwise_and(picked, 0xFFFFFFFF), tf.int32)
+    merged = tf.bitwise.bitwise_and(picked, 0xFFFFFFFF)
     rank = tf.bitwise.right_shift(picked, 32)
     before = tf.maximum(at - 1, 0)
     has_left = (at > 0) & tf.equal(tf.gather(chunk_of, before), chunk)
-    left_picked = tf.concat([[False], at[1:] == at[:-1] + 2], 0)[:count]
     left = tf.where(
-        left_picked,
-        tf.concat([[0], merged[:-1]], 0)[:count],
+        tf.equal(at, _previous(at, -3) + 2),
+        _previous(merged, 0),
         tf.gather(tok, before),
     )
     after = tf.minimum(at + 2, size - 1)
@@ -60,7 +64,7 @@ def _first_steps_only(at, tok, chunk_of, num_chunks, best, lookup):
         lookup(merged, tf.gather(tok, after)), 32
     )
     lower = (has_left & (left_rank < rank)) | (has_right & (right_rank < rank))
-    index = tf.range(count)
+    index = tf.range(tf.size(at, out_type=tf.int64))
     first_lower = tf.math.unsorted_segment_min(
         tf.where(lower, index, tf.int64.max), chunk, num_chunks
     )
@@ -82,14 +86,13 @@ def merge_loop(
 
     `merge_table`: int64 `left * num_tokens + right` -> `rank << 32 |
     merged id` (`_INF` for no merge). `tied_ranks`: None or a bool tensor
-    indexed by rank, True for ranks several merged ids share.
+    indexed by rank, True for ranks several merged ids share. Tokens are
+    int64 inside the loop (no casts per step).
     """
     num_tokens = tf.constant(num_tokens, tf.int64)
 
     def step_lookup(left, right):
-        return merge_table.lookup(
-            tf.cast(left, tf.int64) * num_tokens + tf.cast(right, tf.int64)
-        )
+        return merge_table.lookup(left * num_tokens + right)
 
     def step(tok, chunk_of, _):
         pair_chunk = chunk_of[:-1]
@@ -99,31 +102,29 @@ def merge_loop(
             step_lookup(tok[:-1], tok[1:]),
             _INF,
         )
-        chunk_best = tf.math.unsorted_segment_min(best, pair_chunk, num_chunks)
+        chunk_best = tf.gather(
+            tf.math.unsorted_segment_min(best, pair_chunk, num_chunks),
+            pair_chunk,
+        )
         rank = tf.bitwise.right_shift(best, 32)
         if tied_ranks is None:
-            pick = tf.equal(best, tf.gather(chunk_best, pair_chunk))
+            pick = tf.equal(best, chunk_best)
         else:
             # The chunk's best rank, whichever piece it makes.
-            pick = tf.equal(
-                rank,
-                tf.bitwise.right_shift(tf.gather(chunk_best, pair_chunk), 32),
-            )
-        pick = pick & (best != _INF)
+            pick = tf.equal(rank, tf.bitwise.right_shift(chunk_best, 32))
         # From here on, the picked positions only (a few per chunk).
-        at = tf.reshape(tf.where(pick), [-1])
-        count = tf.size(at, out_type=tf.int64)
-        index = tf.range(count)
+        at = tf.reshape(tf.where(pick & (best != _INF)), [-1])
+        index = tf.range(tf.size(at, out_type=tf.int64))
         # Runs of adjacent picks (`a a a`): every other one from the left.
         # A run never crosses chunks, so a chunk's first pick starts one.
-        new_run = tf.concat([[True], at[1:] != at[:-1] + 1], 0)[:count]
+        new_run = tf.not_equal(at, _previous(at, -2) + 1)
         run_start = tf.gather(
             _take(index, new_run), tf.cumsum(tf.cast(new_run, tf.int64)) - 1
         )
         keep = tf.equal((index - run_start) % 2, 0)
         if tied_ranks is not None:
             chunk = tf.gather(pair_chunk, at)
-            first = tf.concat([[True], chunk[1:] != chunk[:-1]], 0)[:count]
+            first = tf.not_equal(chunk, _previous(chunk, -1))
             tied = tf.gather(
                 tied_ranks,
                 tf.minimum(
@@ -136,10 +137,11 @@ def merge_loop(
             at = _first_steps_only(
                 at, tok, chunk_of, num_chunks, best, step_lookup
             )
-        new_id = tf.cast(
-            tf.bitwise.bitwise_and(tf.gather(best, at), 0xFFFFFFFF), tf.int32
+        tok = tf.tensor_scatter_nd_update(
+            tok,
+            at[:, None],
+            tf.bitwise.bitwise_and(tf.gather(best, at), 0xFFFFFFFF),
         )
-        tok = tf.tensor_scatter_nd_update(tok, at[:, None], new_id)
         gone = tf.math.unsorted_segment_sum(
             tf.ones_like(at), at + 1, tf.size(tok, out_type=tf.int64)
         )
@@ -153,6 +155,6 @@ def merge_loop(
     tok, chunk_of, _ = tf.while_loop(
         lambda tok, chunk_of, merged: merged & (tf.size(tok) > 1),
         step,
-        [tok, chunk_of, tf.constant(True)],
+        [tf.cast(tok, tf.int64), chunk_of, tf.constant(True)],
     )
-    return tok, chunk_of
+    return tf.cast(tok, tf.int32), chunk_of
