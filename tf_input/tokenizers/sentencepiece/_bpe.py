@@ -61,7 +61,7 @@ class CharBPE(tf.Module):
             id space (see the module docstring).
         ranks: int64 `[n]`: lower merges first.
         tied_ranks: None or bool `[max rank + 1]`: ranks shared by several
-            merged pieces (see `byte_pair.merge_sequences`).
+            merged pieces (see `_merge_loop.merge_loop`).
         whole: ids of pieces whose text may be a chunk that BPE leaves
             whole (checked here by running the merges on them).
         extra_words: `(texts, ids)` looked up before anything else
