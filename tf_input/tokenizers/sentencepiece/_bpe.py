@@ -32,6 +32,7 @@ from tf_input.tokenizers.byte_pair import _merges_properly_ordered
 from tf_input.tokenizers.byte_pair import _string_table
 from tf_input.tokenizers.byte_pair import _take
 from tf_input.tokenizers.byte_pair import lookup_or_merge
+from tf_input.tokenizers.sentencepiece._merge_loop import _previous
 from tf_input.tokenizers.sentencepiece._merge_loop import merge_loop
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 
@@ -269,27 +270,27 @@ class CharBPE(tf.Module):
         """The first `k * L` characters of each run of `c` as `k` pieces
         `c * L` (see `_runs_of_one_character`)."""
         char_id, block_id, block = self._runs
-        size = tf.size(tok, tf.int64)
         is_c = tf.equal(tok, char_id)
-        before = tf.concat([[False], is_c[:-1]], 0)[:size]
-        same = tf.concat([[False], chunk_of[1:] == chunk_of[:-1]], 0)[:size]
-        starts = is_c & ~(before & same)
-        run = tf.cumsum(tf.cast(starts, tf.int64)) - 1
-        start_at = tf.where(starts)[:, 0]
-        position = tf.range(size)
-        # Padded: `run` is -1 (read as 0) before the first run, or where
-        # there is none.
-        first = tf.concat([start_at, [0]], 0)
-        offset = position - tf.gather(first, tf.maximum(run, 0))
-        # Run lengths: each run ends before the next non-`c` or chunk end.
-        ends = is_c & ~tf.concat(
-            [is_c[1:] & (chunk_of[1:] == chunk_of[:-1]), [False]], 0
+        # `continues`: a `c` after a `c` of the same chunk. Shifts with
+        # constant slice bounds (`_previous`): a slice to a computed
+        # length is 3 more graph nodes.
+        continues = (
+            is_c
+            & _previous(is_c, False)
+            & tf.equal(chunk_of, _previous(chunk_of, -1))
         )
-        lengths = tf.where(ends)[:, 0] - start_at + 1
+        starts = is_c & ~continues
+        run = tf.maximum(tf.cumsum(tf.cast(starts, tf.int64)) - 1, 0)
+        start_at = tf.reshape(tf.where(starts), [-1])
+        # Padded: `run` is 0 before the first run, or where there is none.
+        first = tf.concat([start_at, [0]], 0)
+        offset = tf.range(tf.size(tok, tf.int64)) - tf.gather(first, run)
+        # Run lengths: each run ends before the next non-`c` or chunk end.
+        ends = is_c & ~tf.concat([continues, [False]], 0)[1:]
+        lengths = tf.reshape(tf.where(ends), [-1]) - start_at + 1
         blocks = tf.maximum((lengths - 1 - block) // block, 0) * block
-        blocks = tf.concat([blocks, [0]], 0)
-        inside = is_c & (offset < tf.gather(blocks, tf.maximum(run, 0)))
-        keep = ~inside | (offset % block == 0)
+        inside = is_c & (offset < tf.gather(tf.concat([blocks, [0]], 0), run))
+        keep = ~inside | tf.equal(offset % block, 0)
         tok = tf.where(inside, block_id, tok)
         return _take(tok, keep), _take(chunk_of, keep)
 
