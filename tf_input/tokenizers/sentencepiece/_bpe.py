@@ -1,12 +1,13 @@
-"""Character-level BPE on the byte-level engine's merge loop (core ops).
+"""Character-level BPE in core ops, on a merge loop of its own.
 
 SentencePiece BPE (`.model` files with `model_type=BPE`, and BPE
 `tokenizer.json` files with byte fallback and a `▁` metaspace) merges
 characters, not bytes: a line is one sequence of characters and a merge
 may cross a `▁` (code vocabularies have `▁▁▁▁`). `CharBPE` builds the
-tables and the graph; the merge loop, the lookup of whole chunks and the
-deduplication are `byte_pair.merge_sequences` and
-`byte_pair.lookup_or_merge`, shared with byte-level BPE.
+tables and the graph. The merge loop (`_merge_loop.merge_loop`) applies
+the merges in the order of the byte-level engine's
+`byte_pair.merge_sequences`, with fewer graph nodes; words around added
+tokens are looked up with `byte_pair.lookup_or_merge`.
 
 Token ids: the model's pieces keep their ids; a character that is no piece
 of its own gets `num_pieces + code point` (it may still take part in a
@@ -25,14 +26,14 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from tf_input._ragged import gather_rows
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers.byte_pair import _merges_properly_ordered
 from tf_input.tokenizers.byte_pair import _string_table
 from tf_input.tokenizers.byte_pair import _take
 from tf_input.tokenizers.byte_pair import lookup_or_merge
-from tf_input.tokenizers.byte_pair import merge_sequences
+from tf_input.tokenizers.sentencepiece._merge_loop import _previous
+from tf_input.tokenizers.sentencepiece._merge_loop import merge_loop
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 
 _INF = np.iinfo(np.int64).max
@@ -61,7 +62,7 @@ class CharBPE(tf.Module):
             id space (see the module docstring).
         ranks: int64 `[n]`: lower merges first.
         tied_ranks: None or bool `[max rank + 1]`: ranks shared by several
-            merged pieces (see `byte_pair.merge_sequences`).
+            merged pieces (see `_merge_loop.merge_loop`).
         whole: ids of pieces whose text may be a chunk that BPE leaves
             whole (checked here by running the merges on them).
         extra_words: `(texts, ids)` looked up before anything else
@@ -163,9 +164,13 @@ class CharBPE(tf.Module):
     def _merge_chunks(self, words):
         """BPE of `[M]` words, cut into chunks between characters that no
         merge joins. A chunk of one character is its character's id (an
-        integer lookup: most chunks of Chinese text); the longer ones are
-        deduplicated, and each distinct one is looked up (chunks that BPE
-        leaves whole) or merged once."""
+        integer lookup: most chunks of Chinese text); a longer one is
+        looked up (the chunks that BPE leaves whole), and the distinct
+        others are merged once. One assembly for all chunks, with gathers
+        only (on CPU, a scatter of 360k values took 4x a gather): this is
+        `byte_pair.lookup_or_merge` folded into the chunk assembly, which
+        saves a second pass over the ids and some 30 graph nodes (every
+        node costs each `tf.data` iterator start-up time)."""
         starts = tf.cumsum(
             tf.cast(tf.strings.length(words), tf.int64), exclusive=True
         )
@@ -182,39 +187,55 @@ class CharBPE(tf.Module):
         cut = tf.concat([[True], joins <= 0], 0)[:num_chars] | (
             marks(word_first, num_chars + 1)[:num_chars] > 0
         )
-        first_char = tf.where(cut)[:, 0]
+        first_char = tf.reshape(tf.where(cut), [-1])
         num_chunks = tf.size(first_char, tf.int64)
         single = tf.concat([first_char[1:], num_chars[None]], 0) == (
             first_char + 1
         )
-        single_ids = self._initial_ids(tf.gather(chars, first_char))
         byte_at = tf.gather(offsets, first_char)
         byte_end = tf.concat([byte_at[1:], num_bytes[None]], 0)
-        multi_at = tf.where(~single)[:, 0]
+        multi_at = tf.reshape(tf.where(~single), [-1])
         multi = tf.strings.substr(
             joined,
             tf.gather(byte_at, multi_at),
             tf.gather(byte_end - byte_at, multi_at),
         )
-        multi_values, multi_splits = lookup_or_merge(
-            multi, self._chunk_table, self._merge_words
-        )
-        # Assembled with gathers only, as in `lookup_or_merge`.
+        # Per longer chunk: its id if BPE leaves it whole, else -1 - the
+        # index of its distinct text among the misses.
+        whole = self._chunk_table.lookup(multi)
+        miss_at = tf.reshape(tf.where(whole < 0), [-1])
+        unique, which = tf.unique(tf.gather(multi, miss_at), tf.int64)
+        merged_values, merged_splits = self._merge_words(unique)
+        found = tf.tensor_scatter_nd_update(whole, miss_at[:, None], -1 - which)
+        # Per chunk: `unit` >= 0 is its one id, else it is merged text
+        # number `-1 - unit`. Padded: `rank` is the number of longer
+        # chunks for the single ones after the last of them.
         rank = tf.cumsum(tf.cast(~single, tf.int64), exclusive=True)
-        multi_lengths = tf.concat(
-            [multi_splits[1:] - multi_splits[:-1], [0]], 0
+        unit = tf.where(
+            single,
+            tf.cast(self._initial_ids(tf.gather(chars, first_char)), tf.int64),
+            tf.gather(tf.concat([found, [0]], 0), rank),
         )
+        merged = tf.maximum(-1 - unit, 0)
+        is_merged = unit < 0
         lengths = tf.where(
-            single, tf.ones_like(rank), tf.gather(multi_lengths, rank)
+            is_merged,
+            tf.gather(
+                tf.concat([merged_splits[1:] - merged_splits[:-1], [0]], 0),
+                merged,
+            ),
+            1,
         )
         first = tf.where(
-            single,
+            is_merged,
+            num_chunks + tf.gather(merged_splits, merged),
             tf.range(num_chunks),
-            num_chunks + tf.gather(multi_splits, rank),
         )
         splits = tf.concat([[0], tf.cumsum(lengths)], 0)
-        values = gather_rows(
-            tf.concat([single_ids, multi_values], 0), first, splits
+        row = row_ids(splits)
+        values = tf.gather(
+            tf.concat([tf.cast(unit, tf.int32), merged_values], 0),
+            tf.range(splits[-1]) + tf.gather(first - splits[:-1], row),
         )
         first_chunk = tf.searchsorted(first_char, word_first, out_type=tf.int64)
         word_splits = tf.gather(
@@ -231,7 +252,7 @@ class CharBPE(tf.Module):
         chunk_of = tf.cast(row_ids(splits), tf.int32)
         if self._runs is not None:
             tok, chunk_of = self._merge_long_runs(tok, chunk_of)
-        tok, chunk_of = merge_sequences(
+        tok, chunk_of = merge_loop(
             tok,
             chunk_of,
             num_words,
@@ -249,27 +270,27 @@ class CharBPE(tf.Module):
         """The first `k * L` characters of each run of `c` as `k` pieces
         `c * L` (see `_runs_of_one_character`)."""
         char_id, block_id, block = self._runs
-        size = tf.size(tok, tf.int64)
         is_c = tf.equal(tok, char_id)
-        before = tf.concat([[False], is_c[:-1]], 0)[:size]
-        same = tf.concat([[False], chunk_of[1:] == chunk_of[:-1]], 0)[:size]
-        starts = is_c & ~(before & same)
-        run = tf.cumsum(tf.cast(starts, tf.int64)) - 1
-        start_at = tf.where(starts)[:, 0]
-        position = tf.range(size)
-        # Padded: `run` is -1 (read as 0) before the first run, or where
-        # there is none.
-        first = tf.concat([start_at, [0]], 0)
-        offset = position - tf.gather(first, tf.maximum(run, 0))
-        # Run lengths: each run ends before the next non-`c` or chunk end.
-        ends = is_c & ~tf.concat(
-            [is_c[1:] & (chunk_of[1:] == chunk_of[:-1]), [False]], 0
+        # `continues`: a `c` after a `c` of the same chunk. Shifts with
+        # constant slice bounds (`_previous`): a slice to a computed
+        # length is 3 more graph nodes.
+        continues = (
+            is_c
+            & _previous(is_c, False)
+            & tf.equal(chunk_of, _previous(chunk_of, -1))
         )
-        lengths = tf.where(ends)[:, 0] - start_at + 1
+        starts = is_c & ~continues
+        run = tf.maximum(tf.cumsum(tf.cast(starts, tf.int64)) - 1, 0)
+        start_at = tf.reshape(tf.where(starts), [-1])
+        # Padded: `run` is 0 before the first run, or where there is none.
+        first = tf.concat([start_at, [0]], 0)
+        offset = tf.range(tf.size(tok, tf.int64)) - tf.gather(first, run)
+        # Run lengths: each run ends before the next non-`c` or chunk end.
+        ends = is_c & ~tf.concat([continues, [False]], 0)[1:]
+        lengths = tf.reshape(tf.where(ends), [-1]) - start_at + 1
         blocks = tf.maximum((lengths - 1 - block) // block, 0) * block
-        blocks = tf.concat([blocks, [0]], 0)
-        inside = is_c & (offset < tf.gather(blocks, tf.maximum(run, 0)))
-        keep = ~inside | (offset % block == 0)
+        inside = is_c & (offset < tf.gather(tf.concat([blocks, [0]], 0), run))
+        keep = ~inside | tf.equal(offset % block, 0)
         tok = tf.where(inside, block_id, tok)
         return _take(tok, keep), _take(chunk_of, keep)
 
@@ -299,31 +320,41 @@ class CharBPE(tf.Module):
             )
             kept = tf.concat([[0], tf.cumsum(tf.cast(~repeat, tf.int64))], 0)
             return _take(ids, ~repeat), tf.gather(kept, splits)
-        size = tf.where(
-            code < 0x80,
-            1,
-            tf.where(code < 0x800, 2, tf.where(code < 0x10000, 3, 4)),
+        # The characters' UTF-8 bytes, all at once: the code points of the
+        # k characters -> one string -> its bytes. Each token is then a
+        # row of [its id (all T), the byte pieces (B)]: its own id, or its
+        # character's bytes. (Per output position arithmetic on the code
+        # point took 20 ops over all outputs: 40% of a Chinese batch.)
+        num = tf.size(ids, out_type=tf.int64)
+        char_at = tf.reshape(tf.where(is_char), [-1])
+        char_code = tf.gather(code, char_at)
+        raw = tf.io.decode_raw(
+            tf.strings.unicode_encode(tf.cast(char_code, tf.int32), "UTF-8"),
+            tf.uint8,
         )
-        size = tf.cast(size, tf.int64)
-        lengths = tf.where(is_char, size, tf.ones_like(size))
+        size = (
+            1
+            + tf.cast(char_code >= 0x80, tf.int64)
+            + tf.cast(char_code >= 0x800, tf.int64)
+            + tf.cast(char_code >= 0x10000, tf.int64)
+        )
+        rank = tf.cumsum(tf.cast(is_char, tf.int64), exclusive=True)
+        # Padded: `rank` of the tokens after the last character is k.
+        char_first = tf.concat([tf.cumsum(size, exclusive=True), [0]], 0)
+        lengths = tf.where(
+            is_char, tf.gather(tf.concat([size, [0]], 0), rank), 1
+        )
+        first = tf.where(
+            is_char, num + tf.gather(char_first, rank), tf.range(num)
+        )
         new_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
-        token = row_ids(new_splits)
-        offset = tf.range(tf.size(token, tf.int64)) - tf.gather(
-            new_splits, token
+        row = row_ids(new_splits)
+        source = tf.range(new_splits[-1]) + tf.gather(
+            first - new_splits[:-1], row
         )
-        code = tf.gather(code, token)
-        size = tf.gather(size, token)
-        shift = 6 * (size - 1 - offset)
-        lead = tf.gather(tf.constant([0, 0, 0xC0, 0xE0, 0xF0], tf.int64), size)
-        byte = tf.where(
-            offset == 0,
-            lead | tf.bitwise.right_shift(code, shift),
-            0x80 | (tf.bitwise.right_shift(code, shift) & 0x3F),
-        )
-        out = tf.where(
-            tf.gather(is_char, token),
-            tf.gather(byte_ids, byte),
-            tf.gather(ids, token),
+        out = tf.gather(
+            tf.concat([ids, tf.gather(byte_ids, tf.cast(raw, tf.int32))], 0),
+            source,
         )
         return out, tf.gather(new_splits, splits)
 
@@ -433,7 +464,11 @@ def _runs_of_one_character(model, symbols, merged, rank_of, tied):
 
 
 _VALID_UTF8 = r"(?:[\x{0}-\x{D7FF}]|[\x{E000}-\x{10FFFF}])*"
-_REPLACEMENT = "\ufffd".encode()
+# The longest run of valid characters, then one byte (`\C`, a byte even in
+# RE2's UTF-8 mode): that byte starts no valid character.
+_VALID_THEN_BYTE = f"({_VALID_UTF8})\\C"
+_REPLACEMENT = "\ufffd"
+_SENTINEL = b"\xff"  # never in UTF-8
 
 
 def replace_invalid_bytes(texts):
@@ -441,67 +476,22 @@ def replace_invalid_bytes(texts):
     inside one) becomes U+FFFD, as sentencepiece's normalizer does (one
     replacement per byte, unlike Python's "replace", which gives one per
     maximal invalid subsequence). Only lines that fail a strict check are
-    rebuilt, byte by byte."""
+    rebuilt.
+
+    A rebuilt line gets an invalid byte at its end, so that every match of
+    `_VALID_THEN_BYTE` (RE2 prefers the longest valid run: the decoding
+    of UTF-8 from a character boundary is unique) ends on an invalid byte,
+    which becomes U+FFFD; the sentinel's U+FFFD is then cut off. Twelve
+    graph nodes: the byte-by-byte version took 240, and every node costs
+    each `tf.data` iterator start-up time (45 ms of it for those 240).
+    """
     valid = tf.strings.regex_full_match(texts, _VALID_UTF8)
-    bad_at = tf.where(~valid)[:, 0]
-    bad = tf.gather(texts, bad_at)
-    pieces = tf.strings.bytes_split(bad)
-    flat = pieces.flat_values
-    rows = pieces.value_rowids()
-    count = tf.size(flat, tf.int64)
-    byte = tf.cast(
-        tf.reshape(tf.io.decode_raw(flat, tf.uint8, fixed_length=1), [-1]),
-        tf.int32,
+    bad_at = tf.where(~valid)
+    fixed = tf.strings.regex_replace(
+        tf.gather_nd(texts, bad_at) + _SENTINEL,
+        _VALID_THEN_BYTE,
+        "\\1" + _REPLACEMENT,
     )
-
-    def ahead(x, k, fill):
-        return tf.concat([x[k:], tf.fill([k], tf.constant(fill, x.dtype))], 0)[
-            :count
-        ]
-
-    def is_cont(k, low=0x80, high=0xBF):
-        follower = ahead(byte, k, -1)
-        same = tf.equal(ahead(rows, k, -1), rows)
-        return same & (follower >= low) & (follower <= high)
-
-    # The well-formed byte sequences of the Unicode standard (table 3-7).
-    second_low = tf.where(
-        tf.equal(byte, 0xE0), 0xA0, tf.where(tf.equal(byte, 0xF0), 0x90, 0x80)
-    )
-    second_high = tf.where(
-        tf.equal(byte, 0xED), 0x9F, tf.where(tf.equal(byte, 0xF4), 0x8F, 0xBF)
-    )
-    follower = ahead(byte, 1, -1)
-    second = (
-        tf.equal(ahead(rows, 1, -1), rows)
-        & (follower >= second_low)
-        & (follower <= second_high)
-    )
-    two = (byte >= 0xC2) & (byte <= 0xDF) & is_cont(1)
-    three = (byte >= 0xE0) & (byte <= 0xEF) & second & is_cont(2)
-    four = (byte >= 0xF0) & (byte <= 0xF4) & second & is_cont(2) & is_cont(3)
-    length = tf.where(
-        byte < 0x80,
-        1,
-        tf.where(two, 2, tf.where(three, 3, tf.where(four, 4, 0))),
-    )
-    # A byte is kept if it starts a valid character or lies inside one;
-    # starts are found left to right: a valid start covers the next bytes.
-    starts = length > 0
-    covered = tf.zeros_like(starts)
-    for k in (1, 2, 3):
-        before = tf.concat([tf.zeros([k], tf.int32), length], 0)[:count]
-        same = tf.equal(
-            tf.concat([tf.fill([k], tf.constant(-1, rows.dtype)), rows], 0)[
-                :count
-            ],
-            rows,
-        )
-        covered = covered | (same & (before > k))
-    # A continuation byte is never a start, so covered and start exclude
-    # each other; every other byte is replaced.
-    keep = starts | covered
-    fixed = tf.strings.reduce_join(
-        pieces.with_flat_values(tf.where(keep, flat, _REPLACEMENT)), axis=1
-    )
-    return tf.tensor_scatter_nd_update(texts, bad_at[:, None], fixed)
+    length = tf.strings.length(fixed) - len(_REPLACEMENT.encode())
+    fixed = tf.strings.substr(fixed, tf.zeros_like(length), length)
+    return tf.tensor_scatter_nd_update(texts, bad_at, fixed)
