@@ -1,0 +1,903 @@
+"""A Hugging Face `Unigram` `tokenizer.json` (ALBERT, T5, XLM-R style).
+
+`UnigramTokenizer` gives HF `tokenizers`' ids with core TensorFlow ops
+only. It follows HF's pipeline, which differs from `sentencepiece` (whose
+`.model` files `SentencePieceTokenizer` reads) in three ways that change
+ids:
+
+* **Precompiled** (the charsmap normalizer) looks up a whole grapheme
+  cluster of fewer than 6 bytes first, taking the value of the *shortest*
+  key that is a prefix of it for the whole cluster, else each character
+  alone; sentencepiece takes the longest key at each byte. E.g. with
+  nmt_nfkc, "\\r\\n" is one cluster whose shortest key "\\r" gives " ":
+  the "\\n" goes. `_Precompiled` does HF's (clusters from `_graphemes`).
+* **The Viterbi search** adds f64 scores (sentencepiece: f32), keeps the
+  first best candidate for a position (the one that starts earliest) and
+  runs on each word of the `Metaspace` pre-tokenizer (split at "▁").
+  Characters without a one-character piece get an unknown node scored
+  `min score - 10`; consecutive unknowns fuse into one unknown token
+  (`fuse_unk`) or, with `byte_fallback`, into the `<0xXX>` tokens of
+  their bytes. `_Viterbi` is that search: one `tf.while_loop` step per
+  character position over all words of the batch at once.
+* **The Metaspace decoder** drops every "▁" of the first token (not just
+  a leading space).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import struct
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tf_input._ragged import row_ids
+from tf_input.tokenizers import _added_tokens
+from tf_input.tokenizers import _unicode
+from tf_input.tokenizers._normalizers import Normalizer
+from tf_input.tokenizers._templates import parse_templates
+from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.byte_pair import _to_valid_utf8
+from tf_input.tokenizers.sentencepiece._graphemes import cluster_starts
+
+_SPACE = "\u2581"
+_ASSET = "tokenizer.json"
+_NONE = b"\xff"  # a table miss: never in valid UTF-8
+_SEP = b"\xfe"  # a word break: never in valid UTF-8
+_UNK_PENALTY = 10.0  # HF's K_UNK_PENALTY (and sentencepiece's kUnkPenalty)
+# HF looks a grapheme cluster up whole only below this many bytes.
+_CLUSTER_BYTES = 6
+
+
+def check_supported(data):
+    """Raises ValueError naming what this engine does not do, else None."""
+    model = data["model"]
+    vocab = model.get("vocab")
+    if not isinstance(vocab, list) or not vocab:
+        raise ValueError("a Unigram 'vocab' must be a non-empty list")
+    for n, item in enumerate(vocab):
+        if (
+            not isinstance(item, (list, tuple))
+            or len(item) != 2
+            or not isinstance(item[0], str)
+            or isinstance(item[1], bool)
+            or not isinstance(item[1], (int, float))
+        ):
+            raise ValueError(
+                f"Unigram vocab entry {n} must be [piece, score]. Received: "
+                f"{json.dumps(item)[:80]}"
+            )
+    unk = model.get("unk_id")
+    if unk is None or isinstance(unk, bool) or not isinstance(unk, int):
+        raise ValueError(
+            "a Unigram model without an integer unk_id is not supported "
+            f"(HF fails on unknown characters then). Received: unk_id={unk!r}"
+        )
+    if not 0 <= unk < len(vocab):
+        raise ValueError(
+            f"unk_id={unk} is outside the vocabulary of {len(vocab)} pieces"
+        )
+    if model.get("byte_fallback"):
+        pieces = {piece for piece, _ in vocab}
+        missing = [b for b in range(256) if f"<0x{b:02X}>" not in pieces]
+        if missing:
+            raise ValueError(
+                "byte_fallback with some of the 256 tokens <0x00>..<0xFF> "
+                f"missing (e.g. <0x{missing[0]:02X}>) is not supported"
+            )
+    _normalizer_steps(data.get("normalizer"))
+    _metaspace(data.get("pre_tokenizer"), "pre_tokenizer")
+    decoder = data.get("decoder")
+    if decoder is not None:
+        _metaspace(decoder, "decoder")
+
+
+def _metaspace(spec, where):
+    """`(prepend_scheme, split)` of a Metaspace("▁") spec, or None for
+    no spec; raises ValueError for anything else."""
+    if spec is None:
+        return None
+    if isinstance(spec, dict) and spec.get("type") == "Metaspace":
+        scheme = spec.get("prepend_scheme", "always")
+        if "add_prefix_space" in spec and "prepend_scheme" not in spec:
+            scheme = "always" if spec["add_prefix_space"] else "never"
+        if spec.get("replacement", _SPACE) == _SPACE and scheme in (
+            "always",
+            "first",
+            "never",
+        ):
+            return scheme, bool(spec.get("split", True))
+    raise ValueError(
+        f"the {where} {json.dumps(spec)[:200]} is not supported for a "
+        "Unigram model (only Metaspace('▁') with prepend_scheme always, "
+        "first or never, or none)"
+    )
+
+
+def _normalizer_steps(spec):
+    """The normalizer as a flat list of specs; raises for unknown ones
+    (the types `Normalizer` compiles are checked when it compiles)."""
+    if spec is None:
+        return []
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise ValueError(
+            f"a normalizer must be an object with a 'type': {spec}"
+        )
+    if spec["type"] == "Sequence":
+        return [
+            s for item in spec["normalizers"] for s in _normalizer_steps(item)
+        ]
+    if spec["type"] == "Precompiled":
+        blob = spec.get("precompiled_charsmap")
+        if blob is not None and not isinstance(blob, str):
+            raise ValueError("precompiled_charsmap must be base64 text")
+    return [spec]
+
+
+# --- Precompiled -------------------------------------------------------------
+def charsmap_rules(blob):
+    """`{key: replacement}`: every rule of a `precompiled_charsmap` (a
+    Darts-clone double array from key bytes to an offset into NUL-ended
+    replacements), walked breadth first."""
+    if len(blob) < 4:
+        raise ValueError("precompiled_charsmap is shorter than 4 bytes")
+    (trie_size,) = struct.unpack_from("<I", blob, 0)
+    if trie_size % 4 or trie_size == 0 or 4 + trie_size > len(blob):
+        raise ValueError("precompiled_charsmap has a bad trie size")
+    units = np.frombuffer(blob, "<u4", trie_size // 4, 4).astype(np.int64)
+    strings = blob[4 + trie_size :]
+    count = len(units)
+    offsets = (units >> 10) << ((units & (1 << 9)) >> 6)
+    labels = units & ((1 << 31) | 0xFF)
+    codes = np.arange(1, 256)
+    rules = {}
+    # A Darts-clone DAG shares suffixes: walk (state, key) pairs.
+    states, keys = np.array([int(offsets[0])]), [b""]
+    while len(keys):
+        child = states[:, None] ^ codes[None, :]
+        inside = (child >= 0) & (child < count)
+        inside &= labels[np.where(inside, child, 0)] == codes[None, :]
+        rows, cols = np.nonzero(inside)
+        units_at = child[rows, cols]
+        next_states = units_at ^ offsets[units_at]
+        next_keys = []
+        for row, col, unit, state in zip(
+            rows.tolist(),
+            cols.tolist(),
+            units_at.tolist(),
+            next_states.tolist(),
+        ):
+            key = keys[row] + bytes([col + 1])
+            next_keys.append(key)
+            if (units[unit] >> 8) & 1:
+                if not 0 <= state < count:
+                    raise ValueError("a normalization rule points outside")
+                value = int(units[state]) & ((1 << 31) - 1)
+                end = strings.find(b"\0", value)
+                if value >= len(strings) or end < 0:
+                    raise ValueError("a normalization rule has no replacement")
+                rules[key] = strings[value:end]
+        states, keys = next_states, next_keys
+        if len(keys) > 50_000_000:
+            raise ValueError("precompiled_charsmap is too large (a cycle?)")
+    out = {}
+    for key, value in rules.items():
+        try:
+            out[key.decode("utf-8")] = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"precompiled_charsmap has a rule that is not UTF-8 ({key!r} "
+                f"-> {value!r}), which is not supported"
+            ) from None
+    return out
+
+
+def _table(keys, values, default):
+    keys = list(keys) or [_NONE]
+    values = list(values) or [default]
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(keys), tf.constant(values)
+        ),
+        default_value=default,
+    )
+
+
+class _Precompiled(tf.Module):
+    """HF's `Precompiled` normalizer (`spm_precompiled`) in core ops.
+
+    For each extended grapheme cluster: if it is shorter than 6 bytes and
+    a prefix of it is a key, the value of the shortest such key replaces
+    the whole cluster; otherwise each character is replaced by its own
+    rule, if it has one.
+    """
+
+    def __init__(self, blob):
+        super().__init__()
+        rules = charsmap_rules(blob)
+        firsts = sorted({ord(key[0]) for key in rules})
+        self.first_class = _unicode.CodePoints((c, c) for c in firsts).re2()
+        self.has_rules = bool(rules)
+        # Clusters looked up whole have at most this many characters.
+        self.longest = max((len(k) for k in rules), default=1)
+        with tf.init_scope():
+            keys = [k.encode() for k in rules]
+            values = [v.encode() for v in rules.values()]
+            self._rules = _table(keys, values, _NONE)
+            self._first = _table(
+                [chr(c).encode() for c in firsts], [True] * len(firsts), False
+            )
+
+    def __call__(self, texts):
+        if not self.has_rules:
+            return texts
+        touched = ~tf.strings.regex_full_match(
+            texts, f"(?s)[^{self.first_class[1:-1]}]*"
+        )
+        where = tf.where(touched)
+        done = self._normalize(tf.gather_nd(texts, where))
+        return tf.tensor_scatter_nd_update(texts, where, done)
+
+    def _normalize(self, texts):
+        cps = tf.strings.unicode_decode(texts, "UTF-8")
+        flat = cps.values
+        splits = cps.row_splits
+        count = tf.size(flat, out_type=tf.int64)
+        chars = tf.strings.unicode_encode(flat[:, None], "UTF-8")
+        row_start = (
+            tf.scatter_nd(
+                splits[:-1, None], tf.ones_like(splits[:-1]), [count + 1]
+            )[:-1]
+            > 0
+        )
+        starts = cluster_starts(flat, row_start)
+        cluster = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+        clusters = tf.reduce_sum(tf.cast(starts, tf.int64))
+        size = (
+            1
+            + tf.cast(flat >= 0x80, tf.int64)
+            + tf.cast(flat >= 0x800, tf.int64)
+            + tf.cast(flat >= 0x10000, tf.int64)
+        )
+        nbytes = tf.math.unsorted_segment_sum(size, cluster, clusters)
+        length = tf.math.unsorted_segment_sum(
+            tf.ones_like(size), cluster, clusters
+        )
+        position = tf.range(count) - tf.gather(
+            tf.math.unsorted_segment_min(tf.range(count), cluster, clusters),
+            cluster,
+        )
+        first_char = tf.gather(chars, tf.where(starts)[:, 0])
+        whole = (
+            (length >= 2)
+            & (nbytes < _CLUSTER_BYTES)
+            & self._first.lookup(first_char)
+        )
+        found = tf.zeros_like(whole)
+        value = tf.fill(tf.shape(whole), "")
+        for k in range(1, min(self.longest, _CLUSTER_BYTES - 1) + 1):
+            prefix = tf.strings.unsorted_segment_join(
+                tf.where(position < k, chars, ""), cluster, clusters
+            )
+            hit = self._rules.lookup(
+                tf.where(whole & (length >= k), prefix, _NONE)
+            )
+            new = (hit != _NONE) & ~found
+            value = tf.where(new, hit, value)
+            found = found | new
+        single = self._rules.lookup(chars)
+        out = tf.where(single != _NONE, single, chars)
+        in_found = tf.gather(found, cluster)
+        out = tf.where(
+            in_found,
+            tf.where(position == 0, tf.gather(value, cluster), ""),
+            out,
+        )
+        return tf.strings.unsorted_segment_join(
+            out, row_ids(splits), tf.size(texts, out_type=tf.int64)
+        )
+
+
+class _StripAccents:
+    """HF's StripAccents: every combining mark (category M) goes."""
+
+    def __init__(self):
+        self.pattern = _unicode.general_category("M").re2()
+
+    def __call__(self, texts):
+        return tf.strings.regex_replace(texts, self.pattern, "")
+
+
+# --- The model ---------------------------------------------------------------
+class _Viterbi(tf.Module):
+    """HF's `Unigram.encode` over words, in core ops.
+
+    For each character `j` and length `l`, the piece made of the `l`
+    characters that end at `j` (strings grown one character at a time,
+    and only while they are prefixes of pieces); then one loop step per
+    position in the word, for all words at once; then the best path,
+    walked back from each word's end.
+    """
+
+    def __init__(self, vocab, unk_id, byte_fallback):
+        super().__init__()
+        pieces = [piece for piece, _ in vocab]
+        scores = np.array([score for _, score in vocab], np.float64)
+        # HF's token_to_ids: a piece listed twice has its last id.
+        index = {piece: i for i, piece in enumerate(pieces)}
+        prefixes = set()
+        for piece in index:
+            for k in range(1, len(piece)):
+                prefixes.add(piece[:k])
+        self.longest = max(len(piece) for piece in index)
+        self.unk_id = unk_id
+        self.unk_score = float(scores.min()) - _UNK_PENALTY
+        self.byte_fallback = byte_fallback
+        with tf.init_scope():
+            self._ids = _table(
+                [p.encode() for p in index], list(index.values()), -1
+            )
+            self._prefixes = _table(
+                [p.encode() for p in prefixes], [True] * len(prefixes), False
+            )
+            self._scores = tf.constant(scores, tf.float64)
+            self._byte_ids = tf.constant(
+                [index.get(f"<0x{b:02X}>", unk_id) for b in range(256)],
+                tf.int32,
+            )
+
+    def __call__(self, words):
+        """`[W]` non-empty words -> (int32 ids, `[W + 1]` int64 splits)."""
+        cps = tf.strings.unicode_decode(words, "UTF-8")
+        flat = cps.values
+        splits = cps.row_splits
+        count = tf.size(flat, out_type=tf.int64)
+        word = row_ids(splits)
+        local = tf.range(count) - tf.gather(splits, word)
+        chars = tf.strings.unicode_encode(flat[:, None], "UTF-8")
+        longest = self.longest
+        # ids[j, l - 1]: the piece of the l characters ending at j, or -1.
+        columns = []
+        ends = tf.range(count)
+        grown = chars
+        for length in range(1, longest + 1):
+            ids = self._ids.lookup(grown)
+            columns.append(
+                tf.scatter_nd(ends[:, None], ids + 1, [count])  # 0 = none
+            )
+            if length == longest:
+                break
+            alive = self._prefixes.lookup(grown)
+            nxt = ends + 1
+            alive &= nxt < count
+            nxt = tf.minimum(nxt, count - 1)
+            alive &= tf.gather(word, nxt) == tf.gather(word, ends)
+            keep = tf.where(alive)[:, 0]
+            ends = tf.gather(nxt, keep)
+            grown = tf.strings.join(
+                [tf.gather(grown, keep), tf.gather(chars, ends)]
+            )
+        ids = tf.stack(columns, 1) - 1
+        unknown = tf.equal(ids[:, 0], -1)
+        ids = tf.concat(
+            [tf.where(unknown, self.unk_id, ids[:, 0])[:, None], ids[:, 1:]],
+            1,
+        )
+        exists = ids >= 0
+        scores = tf.where(
+            exists,
+            tf.gather(self._scores, tf.maximum(ids, 0)),
+            tf.constant(0.0, tf.float64),
+        )
+        scores = tf.concat(
+            [
+                tf.where(
+                    unknown,
+                    tf.constant(self.unk_score, tf.float64),
+                    scores[:, 0],
+                )[:, None],
+                scores[:, 1:],
+            ],
+            1,
+        )
+        back = self._search(local, scores, exists, count)
+        return self._tokens(flat, chars, word, splits, ids, unknown, back)
+
+    def _search(self, local, scores, exists, count):
+        """`back[j]`: the length of the last piece of the best path over
+        the characters of j's word up to j."""
+        longest = self.longest
+        order = tf.argsort(local, stable=True)
+        # Empty: reduce_max is the lowest int64.
+        steps = tf.maximum(tf.reduce_max(local) + 1, 0)
+        bounds = tf.concat(
+            [
+                [0],
+                tf.cumsum(
+                    tf.math.bincount(
+                        tf.cast(local, tf.int32),
+                        minlength=tf.cast(steps, tf.int32),
+                        dtype=tf.int64,
+                    )
+                ),
+            ],
+            0,
+        )
+        lengths = tf.range(1, longest + 1, dtype=tf.int64)
+        neg = tf.constant(-np.inf, tf.float64)
+
+        def step(k, best, back):
+            js = tf.cast(order[bounds[k] : bounds[k + 1]], tf.int64)
+            start = k - lengths + 1  # [L], the start position in the word
+            prev = js[:, None] - lengths[None, :]
+            before = tf.where(
+                (start > 0)[None, :],
+                tf.gather(best, tf.maximum(prev, 0)),
+                tf.constant(0.0, tf.float64),
+            )
+            ok = tf.gather(exists, js) & (start >= 0)[None, :]
+            candidate = tf.where(ok, before + tf.gather(scores, js), neg)
+            top = tf.reduce_max(candidate, 1)
+            # Ties: the candidate that starts earliest (the longest) wins.
+            ties = tf.equal(candidate, top[:, None])
+            chosen = longest - tf.argmax(
+                tf.cast(tf.reverse(ties, [1]), tf.int32),
+                1,
+                output_type=tf.int64,
+            )
+            best = tf.tensor_scatter_nd_update(best, js[:, None], top)
+            back = tf.tensor_scatter_nd_update(back, js[:, None], chosen)
+            return k + 1, best, back
+
+        _, _, back = tf.while_loop(
+            lambda k, best, back: k < steps,
+            step,
+            (
+                tf.constant(0, tf.int64),
+                tf.zeros([count], tf.float64),
+                tf.zeros([count], tf.int64),
+            ),
+            parallel_iterations=1,
+        )
+        return back
+
+    def _tokens(self, flat, chars, word, splits, ids, unknown, back):
+        count = tf.size(flat, out_type=tf.int64)
+        words = tf.size(splits, out_type=tf.int64) - 1
+        last = splits[1:] - 1
+        alive = splits[1:] > splits[:-1]
+
+        def walk(current, alive, on_path):
+            at = tf.boolean_mask(current, alive)
+            on_path = tf.tensor_scatter_nd_update(
+                on_path, at[:, None], tf.ones_like(at, tf.bool)
+            )
+            nxt = current - tf.gather(back, tf.maximum(current, 0))
+            alive = alive & (nxt >= splits[:-1])
+            return tf.where(alive, nxt, current), alive, on_path
+
+        _, _, on_path = tf.while_loop(
+            lambda current, alive, on_path: tf.reduce_any(alive),
+            walk,
+            (last, alive, tf.zeros([count], tf.bool)),
+        )
+        # A token per path end: its id, its first character.
+        length = tf.where(on_path, back, 0)
+        token = tf.gather(
+            tf.reshape(ids, [-1]),
+            tf.range(count) * self.longest + tf.maximum(length - 1, 0),
+        )
+        # An unknown node is one character with no one-character piece.
+        node = on_path & (length == 1) & unknown
+        is_unk = on_path & tf.equal(token, self.unk_id)
+        # Path ends in order: the previous end in the same word.
+        end_index = tf.where(on_path)[:, 0]
+        end_unk = tf.gather(is_unk, end_index)
+        end_word = tf.gather(word, end_index)
+        prev_unk = tf.concat([[False], end_unk[:-1]], 0) & tf.concat(
+            [[False], end_word[1:] == end_word[:-1]], 0
+        )
+        fused_away = end_unk & prev_unk
+        # Runs of unknown tokens: the number of the run of each path end.
+        run_start = end_unk & ~prev_unk
+        run = tf.cumsum(tf.cast(run_start, tf.int64)) - 1
+        run_count = tf.reduce_sum(tf.cast(run_start, tf.int64))
+        if not self.byte_fallback:
+            kept = ~fused_away
+            ends = tf.boolean_mask(end_index, kept)
+            values = tf.cast(tf.gather(token, ends), tf.int32)
+            per_word = tf.math.unsorted_segment_sum(
+                tf.ones_like(ends), tf.gather(word, ends), words
+            )
+            return values, tf.concat([[0], tf.cumsum(per_word)], 0)
+        # Byte fallback: a run is bytes, unless it is one vocabulary match
+        # of the unknown piece's own text (HF looks the fused text up).
+        run_safe = tf.maximum(run, 0)
+        run_nodes = tf.math.unsorted_segment_sum(
+            tf.cast(tf.gather(node, end_index) & end_unk, tf.int64),
+            run_safe,
+            tf.maximum(run_count, 1),
+        )
+        run_tokens = tf.math.unsorted_segment_sum(
+            tf.cast(end_unk, tf.int64), run_safe, tf.maximum(run_count, 1)
+        )
+        as_bytes_run = (run_nodes > 0) | (run_tokens > 1)
+        end_bytes = end_unk & tf.gather(as_bytes_run, run_safe)
+        # Per character: bytes if it is inside a bytes token.
+        first = end_index - tf.gather(length, end_index) + 1
+        marks = tf.scatter_nd(
+            first[:, None], tf.cast(end_bytes, tf.int64), [count + 1]
+        ) - tf.scatter_nd(
+            (end_index + 1)[:, None], tf.cast(end_bytes, tf.int64), [count + 1]
+        )
+        in_bytes = tf.cumsum(marks)[:-1] > 0
+        kept_end = tf.scatter_nd(
+            end_index[:, None],
+            tf.cast(~fused_away & ~end_bytes, tf.int64),
+            [count],
+        )
+        size = (
+            1
+            + tf.cast(flat >= 0x80, tf.int64)
+            + tf.cast(flat >= 0x800, tf.int64)
+            + tf.cast(flat >= 0x10000, tf.int64)
+        )
+        outputs = tf.where(in_bytes, size, kept_end)
+        out_splits = tf.concat([[0], tf.cumsum(outputs)], 0)
+        owner = row_ids(out_splits)
+        offset = tf.range(out_splits[-1]) - tf.gather(out_splits, owner)
+        raw = tf.io.decode_raw(tf.strings.reduce_join(chars), tf.uint8)
+        raw = tf.cast(tf.concat([raw, [0]], 0), tf.int64)
+        byte_start = tf.cumsum(size, exclusive=True)
+        byte = tf.gather(raw, tf.gather(byte_start, owner) + offset)
+        values = tf.where(
+            tf.gather(in_bytes, owner),
+            tf.gather(self._byte_ids, byte),
+            tf.cast(tf.gather(token, owner), tf.int32),
+        )
+        per_word = tf.math.unsorted_segment_sum(outputs, word, words)
+        return values, tf.concat([[0], tf.cumsum(per_word)], 0)
+
+
+# --- The layer ---------------------------------------------------------------
+@keras.saving.register_keras_serializable(package="tf_input")
+class UnigramTokenizer(Tokenizer):
+    """A Hugging Face `Unigram` `tokenizer.json`, id for id as HF.
+
+    Built by `tf_input.load_tokenizer` for a `tokenizer.json` whose model
+    is `Unigram` (the files transformers writes for ALBERT, T5, XLM-R,
+    mBART...): its normalizers (`Precompiled`, `NFKD`, `StripAccents`,
+    `Lowercase`, `Replace`, `Strip`... in a `Sequence`), its `Metaspace`
+    pre-tokenizer (any prepend scheme, split or not), `byte_fallback`, the
+    added tokens and the post-processor's template. Core TensorFlow ops
+    only: a SavedModel holding it loads with a plain `import tensorflow`.
+    `detokenize` is HF's `decode(ids)` with the `Metaspace` decoder. In a
+    `.keras` file the `tokenizer.json` is an asset.
+
+    Args:
+        tokenizer_json: str, the text of the `tokenizer.json`.
+        add_special_tokens: bool. Add the post-processor's tokens (ALBERT:
+            `[CLS]` ... `[SEP]`; T5: `</s>` after). Defaults to `False`.
+        roles: None or a dict from role (`"unk"`, `"pad"`...) to token.
+        split_special_tokens: bool. Special added tokens are plain text.
+        templates: None or `{"single": [...], "pair": [...]}`, the
+            post-processor's templates (see `BytePairTokenizer`).
+        **kwargs: base `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: a string scalar or a `[N]` string batch.
+
+    Returns:
+        int32 ids: `[S]` for a scalar, `tf.RaggedTensor` `[N, None]` for a
+        batch.
+    """
+
+    def __init__(
+        self,
+        tokenizer_json,
+        *,
+        add_special_tokens=False,
+        roles=None,
+        split_special_tokens=False,
+        templates=None,
+        **kwargs,
+    ):
+        super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self._json_text = None
+        self._roles_arg = roles
+        self._templates_arg = templates
+        self._expected_sha256 = None
+        self.split_special_tokens = split_special_tokens
+        if tokenizer_json is _FROM_ASSETS:
+            return  # `load_assets` sets it (a `.keras` file).
+        self._setup(tokenizer_json)
+
+    def _setup(self, tokenizer_json):
+        data = json.loads(tokenizer_json)
+        check_supported(data)
+        self._json_text = tokenizer_json
+        model = data["model"]
+        vocab = [(piece, float(score)) for piece, score in model["vocab"]]
+        added = _added_tokens.check_added_tokens(
+            data.get("added_tokens") or [], "`added_tokens`"
+        )
+        if any(t["normalized"] for t in added):
+            raise ValueError(
+                "added tokens with normalized=True are not supported for a "
+                "Unigram model"
+            )
+        size = max([len(vocab) - 1, *(t["id"] for t in added)]) + 1
+        tokens = [""] * size
+        for i, (piece, _) in enumerate(vocab):
+            tokens[i] = piece
+        for t in added:
+            tokens[t["id"]] = t["content"]
+        self._tokens = tokens
+        self._index = {p: i for i, (p, _) in enumerate(vocab)}
+        self._index.update({t["content"]: t["id"] for t in added})
+        scheme = _metaspace(data.get("pre_tokenizer"), "pre_tokenizer")
+        self._metaspace = scheme
+        decoder = data.get("decoder")
+        self._decoder_scheme = (
+            None if decoder is None else _metaspace(decoder, "decoder")[0]
+        )
+        with tf.init_scope():
+            self._steps = []
+            for spec in _normalizer_steps(data.get("normalizer")):
+                if spec["type"] == "Precompiled":
+                    blob = spec.get("precompiled_charsmap") or ""
+                    try:
+                        raw = base64.b64decode(blob, validate=True)
+                    except (binascii.Error, ValueError):
+                        raise ValueError(
+                            "precompiled_charsmap is not valid base64"
+                        ) from None
+                    if raw:
+                        self._steps.append(_Precompiled(raw))
+                elif spec["type"] == "StripAccents":
+                    self._steps.append(_StripAccents())
+                else:
+                    self._steps.append(Normalizer(spec))
+            self._added = _added_tokens.Extractor(
+                added, self.split_special_tokens, "`added_tokens`"
+            )
+            self._placeholder_ids = _table(
+                [_added_tokens.placeholder(t["id"]) for t in added],
+                [t["id"] for t in added],
+                -1,
+            )
+            self._unigram = _Viterbi(
+                vocab, model["unk_id"], bool(model.get("byte_fallback"))
+            )
+            first, other = [], []
+            for token in tokens:
+                first.append(token.replace(_SPACE, "").encode())
+                other.append(token.replace(_SPACE, " ").encode())
+            self._first_texts = tf.constant(first)
+            self._other_texts = tf.constant(other)
+        roles = self._roles_arg or {}
+        self._roles = {r: self._index[t] for r, t in roles.items()}
+        if self._templates_arg is not None:
+            parsed, self._start_ids, self._end_ids = parse_templates(
+                self._templates_arg, size
+            )
+            self._templates = parsed
+        self._graphs = _Graphs()
+        self._graphs.tokenize = tf.function(
+            self._tokenize_graph,
+            input_signature=[tf.TensorSpec([None], tf.string)],
+            autograph=False,
+        )
+        self._graphs.detokenize = tf.function(
+            self._detokenize_graph,
+            input_signature=[
+                tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
+            ],
+            autograph=False,
+        )
+
+    # --- Graph code ---------------------------------------------------------
+    def _tokenize_batch(self, texts):
+        self._check()
+        return self._graphs.tokenize(texts)
+
+    def _tokenize_graph(self, texts):
+        texts = _to_valid_utf8(texts)
+        segments, per_line = self._added(texts)
+        is_token = _added_tokens.is_placeholder(segments)
+        normalized = segments
+        for step in self._steps:
+            normalized = step(normalized)
+        segments = tf.where(is_token, segments, normalized)
+        split = True
+        if self._metaspace is not None:
+            scheme, split = self._metaspace
+            segments = self._apply_metaspace(
+                segments, is_token, per_line, scheme
+            )
+        # Words: a text segment splits before each "▁" (HF's
+        # MergedWithNext); empty words go.
+        if split:
+            marked = tf.where(
+                is_token,
+                segments,
+                tf.strings.regex_replace(
+                    segments, _SPACE, _SEP + _SPACE.encode()
+                ),
+            )
+        else:
+            marked = segments
+        where, words, _ = tf.raw_ops.StringSplitV2(input=marked, sep=_SEP)
+        segment_of = where[:, 0]
+        nonempty = tf.where(tf.strings.length(words) > 0)[:, 0]
+        words = tf.gather(words, nonempty)
+        segment_of = tf.gather(segment_of, nonempty)
+        token_id = self._placeholder_ids.lookup(words)
+        plain = tf.where(token_id < 0)[:, 0]
+        values, word_splits = self._unigram(tf.gather(words, plain))
+        # Stitch the added tokens' ids back between the words.
+        counts = tf.tensor_scatter_nd_update(
+            tf.ones_like(token_id, tf.int64),
+            plain[:, None],
+            word_splits[1:] - word_splits[:-1],
+        )
+        starts = tf.cumsum(counts, exclusive=True)
+        total = tf.reduce_sum(counts)
+        out = tf.scatter_nd(
+            tf.gather(starts, tf.where(token_id >= 0)[:, 0])[:, None],
+            tf.boolean_mask(token_id, token_id >= 0),
+            [total],
+        )
+        model_positions = tf.gather(starts, plain)
+        flat_positions = tf.repeat(
+            model_positions, word_splits[1:] - word_splits[:-1]
+        ) + (
+            tf.range(tf.size(values, out_type=tf.int64))
+            - tf.repeat(word_splits[:-1], word_splits[1:] - word_splits[:-1])
+        )
+        out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
+        # Rows: words -> segments -> lines.
+        segments_count = tf.size(segments, out_type=tf.int64)
+        per_segment = tf.math.unsorted_segment_sum(
+            counts, segment_of, segments_count
+        )
+        segment_splits = tf.concat([[0], tf.cumsum(per_segment)], 0)
+        return tf.RaggedTensor.from_row_splits(
+            out, tf.gather(segment_splits, per_line), validate=False
+        )
+
+    def _apply_metaspace(self, segments, is_token, per_line, scheme):
+        """HF's Metaspace on the text segments: spaces become "▁", and a
+        "▁" goes in front of a segment that does not start with one:
+        every segment ("always"), or only one at the start of its line
+        ("first")."""
+        spaced = tf.strings.regex_replace(segments, " ", _SPACE)
+        if scheme != "never":
+            prepend = (
+                ~is_token
+                & (tf.strings.length(spaced) > 0)
+                & (tf.strings.substr(spaced, 0, len(_SPACE.encode())) != _SPACE)
+            )
+            if scheme == "first":
+                first = tf.scatter_nd(
+                    per_line[:-1, None],
+                    tf.ones_like(per_line[:-1], tf.int32),
+                    tf.shape(segments, out_type=tf.int64),
+                )
+                prepend = prepend & (first > 0)
+            spaced = tf.where(prepend, _SPACE + spaced, spaced)
+        return tf.where(is_token, segments, spaced)
+
+    def _detokenize_batch(self, ids):
+        self._check()
+        ids = tf.cast(ids.with_row_splits_dtype(tf.int64), tf.int32)
+        return self._graphs.detokenize(ids)
+
+    def _detokenize_graph(self, ids):
+        """HF's decode: the Metaspace decoder turns "▁" into spaces, and
+        drops them all in a line's first token (unless the scheme is
+        "never"); without a decoder the tokens are joined by spaces."""
+        values = ids.values
+        if self._decoder_scheme is None:
+            texts = tf.gather(tf.constant(self._tokens), values)
+            return tf.strings.reduce_join(
+                ids.with_flat_values(texts), 1, separator=" "
+            )
+        texts = tf.gather(self._other_texts, values)
+        if self._decoder_scheme != "never":
+            size = tf.size(values, out_type=tf.int64)
+            first = (
+                tf.scatter_nd(
+                    ids.row_splits[:-1, None],
+                    tf.ones_like(ids.row_splits[:-1]),
+                    [size + 1],
+                )[:-1]
+                > 0
+            )
+            texts = tf.where(first, tf.gather(self._first_texts, values), texts)
+        return tf.strings.reduce_join(ids.with_flat_values(texts), axis=1)
+
+    # --- Python-side API ----------------------------------------------------
+    def get_vocabulary(self):
+        self._check()
+        return list(self._tokens)
+
+    def token_to_id(self, token):
+        self._check()
+        if token not in self._index:
+            raise ValueError(f"{token!r} is not in the vocabulary.")
+        return self._index[token]
+
+    @property
+    def special_tokens(self):
+        self._check()
+        return dict(self._roles)
+
+    @property
+    def uses_core_ops_only(self):
+        return True
+
+    # --- Saving ---------------------------------------------------------------
+    def get_config(self):
+        self._check()
+        digest = hashlib.sha256(self._json_text.encode()).hexdigest()
+        _KNOWN[digest] = self._json_text
+        return {
+            **super().get_config(),
+            "tokenizer_json": None,
+            "tokenizer_json_sha256": digest,
+            "roles": self._roles_arg,
+            "split_special_tokens": self.split_special_tokens,
+            "templates": self._templates_arg,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        digest = config.pop("tokenizer_json_sha256", None)
+        if not isinstance(config.get("tokenizer_json"), str):
+            config["tokenizer_json"] = _KNOWN.get(digest, _FROM_ASSETS)
+        layer = cls(**config)
+        layer._expected_sha256 = digest
+        return layer
+
+    def save_assets(self, dir_path):
+        self._check()
+        with open(os.path.join(dir_path, _ASSET), "w", encoding="utf-8") as f:
+            f.write(self._json_text)
+
+    def load_assets(self, dir_path):
+        path = os.path.join(dir_path, _ASSET)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        if self._expected_sha256 not in (None, digest):
+            raise ValueError(
+                f"UnigramTokenizer: the asset {path!r} has SHA-256 {digest}, "
+                f"but the config names {self._expected_sha256}: the saved "
+                "file is corrupt or was edited."
+            )
+        if self._json_text is None:
+            self._setup(text)
+
+    def _check(self):
+        if self._json_text is None:
+            raise ValueError(
+                "This UnigramTokenizer has no tokenizer.json yet (made by "
+                "`from_config` from a config that names it by digest only): "
+                "load the `.keras` file with `keras.saving.load_model`."
+            )
+
+
+class _Graphs:
+    """Holds the traced functions, out of Keras' attribute tracking."""
+
+
+# JSON texts whose config was taken in this process, by SHA-256.
+_KNOWN = {}
+_FROM_ASSETS = object()
