@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import os
@@ -140,6 +141,7 @@ def _normalizer_steps(spec):
 
 
 # --- Precompiled -------------------------------------------------------------
+@functools.lru_cache(maxsize=4)
 def charsmap_rules(blob):
     """`{key: replacement}`: every rule of a `precompiled_charsmap` (a
     Darts-clone double array from key bytes to an offset into NUL-ended
@@ -156,24 +158,22 @@ def charsmap_rules(blob):
     labels = units & ((1 << 31) | 0xFF)
     codes = np.arange(1, 256)
     rules = {}
-    # A Darts-clone DAG shares suffixes: walk (state, key) pairs.
+    # A Darts-clone DAG shares suffixes: walk (state, key) pairs, finding
+    # the children of each distinct state once.
     states, keys = np.array([int(offsets[0])]), [b""]
     while len(keys):
-        child = states[:, None] ^ codes[None, :]
+        unique, inverse = np.unique(states, return_inverse=True)
+        child = unique[:, None] ^ codes[None, :]
         inside = (child >= 0) & (child < count)
         inside &= labels[np.where(inside, child, 0)] == codes[None, :]
         rows, cols = np.nonzero(inside)
         units_at = child[rows, cols]
-        next_states = units_at ^ offsets[units_at]
-        next_keys = []
+        after = units_at ^ offsets[units_at]
+        kids = [[] for _ in range(len(unique))]
         for row, col, unit, state in zip(
-            rows.tolist(),
-            cols.tolist(),
-            units_at.tolist(),
-            next_states.tolist(),
+            rows.tolist(), cols.tolist(), units_at.tolist(), after.tolist()
         ):
-            key = keys[row] + bytes([col + 1])
-            next_keys.append(key)
+            leaf = None
             if (units[unit] >> 8) & 1:
                 if not 0 <= state < count:
                     raise ValueError("a normalization rule points outside")
@@ -181,9 +181,17 @@ def charsmap_rules(blob):
                 end = strings.find(b"\0", value)
                 if value >= len(strings) or end < 0:
                     raise ValueError("a normalization rule has no replacement")
-                rules[key] = strings[value:end]
-        states, keys = next_states, next_keys
-        if len(keys) > 50_000_000:
+                leaf = strings[value:end]
+            kids[row].append((bytes([col + 1]), state, leaf))
+        next_states, next_keys = [], []
+        for key, row in zip(keys, inverse.tolist()):
+            for byte, state, leaf in kids[row]:
+                next_keys.append(key + byte)
+                next_states.append(state)
+                if leaf is not None:
+                    rules[key + byte] = leaf
+        states, keys = np.array(next_states, np.int64), next_keys
+        if len(keys) > 10_000_000:
             raise ValueError("precompiled_charsmap is too large (a cycle?)")
     out = {}
     for key, value in rules.items():
@@ -637,9 +645,12 @@ class UnigramTokenizer(Tokenizer):
             tokens[i] = piece
         for t in added:
             tokens[t["id"]] = t["content"]
-        self._tokens = tokens
-        self._index = {p: i for i, (p, _) in enumerate(vocab)}
-        self._index.update({t["content"]: t["id"] for t in added})
+        # Plain Python, out of Keras' attribute tracking (30,000 items).
+        self._plain = _Graphs()
+        self._plain.tokens = tokens
+        index = {p: i for i, (p, _) in enumerate(vocab)}
+        index.update({t["content"]: t["id"] for t in added})
+        self._plain.index = index
         scheme = _metaspace(data.get("pre_tokenizer"), "pre_tokenizer")
         self._metaspace = scheme
         decoder = data.get("decoder")
@@ -681,7 +692,7 @@ class UnigramTokenizer(Tokenizer):
             self._first_texts = tf.constant(first)
             self._other_texts = tf.constant(other)
         roles = self._roles_arg or {}
-        self._roles = {r: self._index[t] for r, t in roles.items()}
+        self._roles = {r: self._plain.index[t] for r, t in roles.items()}
         if self._templates_arg is not None:
             parsed, self._start_ids, self._end_ids = parse_templates(
                 self._templates_arg, size
@@ -804,7 +815,7 @@ class UnigramTokenizer(Tokenizer):
         "never"); without a decoder the tokens are joined by spaces."""
         values = ids.values
         if self._decoder_scheme is None:
-            texts = tf.gather(tf.constant(self._tokens), values)
+            texts = tf.gather(tf.constant(self._plain.tokens), values)
             return tf.strings.reduce_join(
                 ids.with_flat_values(texts), 1, separator=" "
             )
@@ -825,13 +836,13 @@ class UnigramTokenizer(Tokenizer):
     # --- Python-side API ----------------------------------------------------
     def get_vocabulary(self):
         self._check()
-        return list(self._tokens)
+        return list(self._plain.tokens)
 
     def token_to_id(self, token):
         self._check()
-        if token not in self._index:
+        if token not in self._plain.index:
             raise ValueError(f"{token!r} is not in the vocabulary.")
-        return self._index[token]
+        return self._plain.index[token]
 
     @property
     def special_tokens(self):
