@@ -111,10 +111,15 @@ def load_tokenizer(
     * a folder holding one of these (an error lists them if it holds
       several).
 
-    SentencePiece-style BPE `tokenizer.json` files (`byte_fallback`, `▁`
-    metaspace: Mistral v1, Gemma, Llama 2) and `Unigram` ones are not
-    supported yet (load the SentencePiece `.model` instead); they are a
-    clear error naming the model type. A file's `truncation` and `padding`
+    A SentencePiece-style BPE `tokenizer.json` (`byte_fallback`, a `▁`
+    metaspace: Mistral v1, Llama 2) gives `MetaspaceBytePairTokenizer`; a
+    `Unigram` one (ALBERT, T5, XLM-R: its `Precompiled` charsmap and other
+    normalizers, `Metaspace` pre-tokenizer and decoder, `byte_fallback`)
+    gives `UnigramTokenizer`, with HF's ids (HF's grapheme-cluster charsmap
+    lookup and f64 Viterbi differ from `sentencepiece` on some inputs: the
+    ids follow the file's reference, HF). Parts neither handles (a
+    splitting Metaspace for BPE, another pre-tokenizer for Unigram, ...)
+    are a clear error naming them. A file's `truncation` and `padding`
     settings are not applied (the pipeline truncates and pads); its
     padding token is the `pad` role.
 
@@ -138,7 +143,8 @@ def load_tokenizer(
             `{"eos": "<|endoftext|>"}`).
 
     Returns:
-        A `Tokenizer` (`BytePairTokenizer`, `WordPieceTokenizer` or
+        A `Tokenizer` (`BytePairTokenizer`, `WordPieceTokenizer`,
+        `MetaspaceBytePairTokenizer`, `UnigramTokenizer` or
         `SentencePieceTokenizer`).
 
     Raises:

@@ -9,8 +9,10 @@ ids:
   cluster of fewer than 6 bytes first, taking the value of the *shortest*
   key that is a prefix of it for the whole cluster, else each character
   alone; sentencepiece takes the longest key at each byte. E.g. with
-  nmt_nfkc, "\\r\\n" is one cluster whose shortest key "\\r" gives " ":
-  the "\\n" goes. `_Precompiled` does HF's (clusters from `_graphemes`).
+  nmt_nfkc, a fullwidth "Ａ" + U+0301 is one cluster whose shortest key
+  "Ａ" gives "A" (the accent goes), where sentencepiece's longest key
+  gives "Á"; and "\\r\\n" is one cluster, " " for its key "\\r".
+  `_Precompiled` does HF's (clusters from `_graphemes`).
 * **The Viterbi search** adds f64 scores (sentencepiece: f32), keeps the
   first best candidate for a position (the one that starts earliest) and
   runs on each word of the `Metaspace` pre-tokenizer (split at "▁").
