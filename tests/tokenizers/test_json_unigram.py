@@ -30,13 +30,14 @@ from tf_input.tokenizers.sentencepiece._json_unigram import charsmap_rules
 
 pytestmark = requires_shared_data
 
-# (model, converter variant): the default suite's four cover each
+# (model, converter variant): the default suite's five cover each
 # variant once and each model at least once; the slow suite takes all.
 DEFAULT = [
     ("albert", "albert"),
     ("ja", "spm"),
     ("botchan", "bytes"),
     ("albert", "first"),
+    ("ja", "t5"),
 ]
 ALL = [(m, k) for m in unigram_json.MODELS for k in unigram_json.KINDS]
 SLOW = [pair for pair in ALL if pair not in DEFAULT]
@@ -130,7 +131,7 @@ def test_corpus_sample_and_adversarial_match_hf(folder, name, kind):
     _, reference, tokenizer = _pair(folder, name, kind)
     lines = list(ADVERSARIAL)
     for corpus in corpora().values():
-        lines += _sample(corpus, 120)
+        lines += _sample(corpus, 80)
     _check(reference, tokenizer, lines, special=True)
 
 
@@ -266,6 +267,18 @@ def _variant(folder, change):
         (
             lambda d: d["pre_tokenizer"].update(replacement="_"),
             "pre_tokenizer .* is not supported",
+        ),
+        (
+            lambda d: d.update(
+                pre_tokenizer={
+                    "type": "Sequence",
+                    "pretokenizers": [
+                        {"type": "WhitespaceSplit"},
+                        {"type": "Metaspace", "prepend_scheme": "first"},
+                    ],
+                }
+            ),
+            "other than 'first'",
         ),
         (
             lambda d: d.update(decoder={"type": "ByteLevel"}),

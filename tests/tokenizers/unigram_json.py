@@ -15,7 +15,9 @@ Variants (`KINDS`):
   Strip(right), Replace(" {2,}", "▁"); `$A </s>`);
 * `first`: the same with `prepend_scheme="first"`, `split=False`;
 * `bytes`: `spm` plus the 256 `<0xXX>` pieces and `byte_fallback=True`,
-  the Metaspace scheme "never".
+  the Metaspace scheme "never";
+* `t5`: the older T5 files: Precompiled, Replace(" {2,}", " "), and a
+  `WhitespaceSplit` before the Metaspace.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ MODELS = {
     "ja": "sp-test-ja.model",
     "botchan": "sp-test-botchan-unigram-1000.model",
 }
-KINDS = ("albert", "spm", "first", "bytes")
+KINDS = ("albert", "spm", "first", "bytes", "t5")
 _CONTROL, _USER_DEFINED = 3, 4
 
 
@@ -80,6 +82,9 @@ def build(name, kind):
         if charsmap:
             steps.append(normalizers.Precompiled(charsmap))
         steps.append(normalizers.Replace(Regex(" {2,}"), " "))
+    elif kind == "t5":
+        steps = [normalizers.Precompiled(charsmap)] if charsmap else []
+        steps.append(normalizers.Replace(Regex(" {2,}"), " "))
     else:
         steps = [normalizers.Precompiled(charsmap)] if charsmap else []
         steps += [
@@ -95,6 +100,10 @@ def build(name, kind):
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
         replacement=SPACE, prepend_scheme=scheme, split=split
     )
+    if kind == "t5":
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.WhitespaceSplit(), tokenizer.pre_tokenizer]
+        )
     tokenizer.decoder = decoders.Metaspace(
         replacement=SPACE, prepend_scheme=scheme, split=split
     )

@@ -52,6 +52,7 @@ _SPACE = "\u2581"
 _ASSET = "tokenizer.json"
 _NONE = b"\xff"  # a table miss: never in valid UTF-8
 _SEP = b"\xfe"  # a word break: never in valid UTF-8
+_WHITE_SPACE = _unicode.WHITE_SPACE.re2()
 _UNK_PENALTY = 10.0  # HF's K_UNK_PENALTY (and sentencepiece's kUnkPenalty)
 # HF looks a grapheme cluster up whole only below this many bytes.
 _CLUSTER_BYTES = 6
@@ -94,7 +95,7 @@ def check_supported(data):
                 f"missing (e.g. <0x{missing[0]:02X}>) is not supported"
             )
     _normalizer_steps(data.get("normalizer"))
-    _metaspace(data.get("pre_tokenizer"), "pre_tokenizer")
+    pre_tokenizer(data.get("pre_tokenizer"))
     decoder = data.get("decoder")
     if decoder is not None:
         _metaspace(decoder, "decoder")
@@ -120,6 +121,27 @@ def _metaspace(spec, where):
         "Unigram model (only Metaspace('▁') with prepend_scheme always, "
         "first or never, or none)"
     )
+
+
+def pre_tokenizer(spec):
+    """`(whitespace_split, metaspace)`: a Metaspace("▁") pre-tokenizer,
+    alone or after a WhitespaceSplit (older T5 files), as `_metaspace`
+    gives it (or None); raises ValueError for anything else."""
+    if isinstance(spec, dict) and spec.get("type") == "Sequence":
+        items = spec.get("pretokenizers") or []
+        kinds = [i.get("type") if isinstance(i, dict) else None for i in items]
+        if kinds == ["WhitespaceSplit", "Metaspace"]:
+            metaspace = _metaspace(items[1], "pre_tokenizer")
+            if metaspace[0] != "first":
+                return True, metaspace
+        raise ValueError(
+            f"the pre_tokenizer {json.dumps(spec)[:200]} is not supported "
+            "for a Unigram model (only Metaspace('▁'), alone or after a "
+            "WhitespaceSplit with a prepend scheme other than 'first')"
+        )
+    if isinstance(spec, dict) and spec.get("type") == "WhitespaceSplit":
+        return True, None
+    return False, _metaspace(spec, "pre_tokenizer")
 
 
 def _normalizer_steps(spec):
@@ -653,8 +675,9 @@ class UnigramTokenizer(Tokenizer):
         index = {p: i for i, (p, _) in enumerate(vocab)}
         index.update({t["content"]: t["id"] for t in added})
         self._plain.index = index
-        scheme = _metaspace(data.get("pre_tokenizer"), "pre_tokenizer")
-        self._metaspace = scheme
+        self._whitespace_split, self._metaspace = pre_tokenizer(
+            data.get("pre_tokenizer")
+        )
         decoder = data.get("decoder")
         self._decoder_scheme = (
             None if decoder is None else _metaspace(decoder, "decoder")[0]
@@ -727,6 +750,17 @@ class UnigramTokenizer(Tokenizer):
         for step in self._steps:
             normalized = step(normalized)
         segments = tf.where(is_token, segments, normalized)
+        if self._whitespace_split:
+            # HF's WhitespaceSplit: text segments split at (and lose) runs
+            # of White_Space; each piece is a segment from here on.
+            marked = tf.where(
+                is_token,
+                segments,
+                tf.strings.regex_replace(segments, f"{_WHITE_SPACE}+", _SEP),
+            )
+            segments, piece_splits = _split_marked(marked)
+            per_line = tf.gather(piece_splits, per_line)
+            is_token = _added_tokens.is_placeholder(segments)
         split = True
         if self._metaspace is not None:
             scheme, split = self._metaspace
@@ -735,6 +769,7 @@ class UnigramTokenizer(Tokenizer):
             )
         # Words: a text segment splits before each "▁" (HF's
         # MergedWithNext); empty words go.
+        marked = segments
         if split:
             marked = tf.where(
                 is_token,
@@ -743,13 +778,7 @@ class UnigramTokenizer(Tokenizer):
                     segments, _SPACE, _SEP + _SPACE.encode()
                 ),
             )
-        else:
-            marked = segments
-        where, words, _ = tf.raw_ops.StringSplitV2(input=marked, sep=_SEP)
-        segment_of = where[:, 0]
-        nonempty = tf.where(tf.strings.length(words) > 0)[:, 0]
-        words = tf.gather(words, nonempty)
-        segment_of = tf.gather(segment_of, nonempty)
+        words, word_splits_of_segments = _split_marked(marked)
         token_id = self._placeholder_ids.lookup(words)
         plain = tf.where(token_id < 0)[:, 0]
         values, word_splits = self._unigram(tf.gather(words, plain))
@@ -774,15 +803,12 @@ class UnigramTokenizer(Tokenizer):
             - tf.repeat(word_splits[:-1], word_splits[1:] - word_splits[:-1])
         )
         out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
-        # Rows: words -> segments -> lines.
-        segments_count = tf.size(segments, out_type=tf.int64)
-        per_segment = tf.math.unsorted_segment_sum(
-            counts, segment_of, segments_count
+        # Rows: ids -> words -> segments -> lines.
+        id_splits = tf.concat([[0], tf.cumsum(counts)], 0)
+        line_splits = tf.gather(
+            id_splits, tf.gather(word_splits_of_segments, per_line)
         )
-        segment_splits = tf.concat([[0], tf.cumsum(per_segment)], 0)
-        return tf.RaggedTensor.from_row_splits(
-            out, tf.gather(segment_splits, per_line), validate=False
-        )
+        return tf.RaggedTensor.from_row_splits(out, line_splits, validate=False)
 
     def _apply_metaspace(self, segments, is_token, per_line, scheme):
         """HF's Metaspace on the text segments: spaces become "▁", and a
@@ -905,6 +931,19 @@ class UnigramTokenizer(Tokenizer):
                 "`from_config` from a config that names it by digest only): "
                 "load the `.keras` file with `keras.saving.load_model`."
             )
+
+
+def _split_marked(marked):
+    """`[S]` strings with `_SEP` between parts -> (the non-empty parts,
+    `[S + 1]` row splits of the parts of each string)."""
+    where, parts, _ = tf.raw_ops.StringSplitV2(input=marked, sep=_SEP)
+    owner = where[:, 0]
+    keep = tf.where(tf.strings.length(parts) > 0)[:, 0]
+    owner = tf.gather(owner, keep)
+    counts = tf.math.unsorted_segment_sum(
+        tf.ones_like(owner), owner, tf.size(marked, out_type=tf.int64)
+    )
+    return tf.gather(parts, keep), tf.concat([[0], tf.cumsum(counts)], 0)
 
 
 class _Graphs:
