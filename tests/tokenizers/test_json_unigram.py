@@ -235,6 +235,48 @@ def test_config_and_keras_file_round_trip(folder, tmp_path):
     assert file.stat().st_size < 2 * path.stat().st_size
 
 
+def test_strip_accents_removes_what_hf_removes():
+    # Every code point, in one batch: HF's StripAccents vs ours.
+    from tokenizers import normalizers
+
+    from tf_input.tokenizers.sentencepiece._json_unigram import _StripAccents
+
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    hf = normalizers.StripAccents()
+    want = [c for c in chars if hf.normalize_str(c) == ""]
+    got = _StripAccents()(tf.constant(["x" + c for c in chars])).numpy()
+    removed = [c for c, g in zip(chars, got) if g == b"x"]
+    assert removed == want
+
+
+def test_grapheme_clusters_join_as_hf_segments_them():
+    # ALBERT's charsmap maps a no-break space (2 bytes) to " ". HF's
+    # Precompiled looks a cluster under 6 bytes up whole, so for each BMP
+    # character c, nbsp + c gives " " alone exactly when c joins the
+    # nbsp's cluster (c dropped); else " " + c's own rule.
+    from tokenizers import normalizers
+
+    from tf_input.tokenizers.sentencepiece._graphemes import cluster_starts
+
+    blob = unigram_json.read_proto(
+        "albert"
+    ).normalizer_spec.precompiled_charsmap
+    rules = charsmap_rules(blob)
+    precompiled = normalizers.Precompiled(blob)
+    chars = [chr(c) for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000]
+    hf = [
+        precompiled.normalize_str("\u00a0" + c) == " " and rules.get(c, c)
+        for c in chars
+    ]
+    pairs = tf.constant([[0xA0, ord(c)] for c in chars], tf.int32)
+    row_start = tf.tile([True, False], [len(chars)])
+    starts = cluster_starts(tf.reshape(pairs, [-1]), row_start)
+    ours = ~starts.numpy().reshape(-1, 2)[:, 1]
+    joined = [c for c, h, o in zip(chars, hf, ours) if bool(h) != o]
+    assert not joined, [hex(ord(c)) for c in joined[:20]]
+    assert sum(map(bool, hf)) > 1000  # marks, ZWJ, spacing marks
+
+
 def test_charsmap_rules_read_the_trie(folder):
     proto = unigram_json.read_proto("albert")
     rules = charsmap_rules(proto.normalizer_spec.precompiled_charsmap)
