@@ -425,7 +425,20 @@ class _Viterbi(tf.Module):
             )
 
     def __call__(self, words):
-        """`[W]` non-empty words -> (int32 ids, `[W + 1]` int64 splits)."""
+        """`[W]` non-empty words -> (int32 ids, `[W + 1]` int64 splits).
+
+        Each distinct word of the batch is searched once (a word's ids
+        depend on nothing else): in English text most words repeat.
+        """
+        distinct, index = tf.unique(words, out_idx=tf.int64)
+        values, splits = self._encode(distinct)
+        ids = tf.gather(
+            tf.RaggedTensor.from_row_splits(values, splits, validate=False),
+            index,
+        )
+        return ids.values, ids.row_splits
+
+    def _encode(self, words):
         cps = tf.strings.unicode_decode(words, "UTF-8")
         flat = cps.values
         splits = cps.row_splits
