@@ -491,40 +491,39 @@ class _Viterbi(tf.Module):
             ],
             1,
         )
-        back = self._search(local, scores, exists, count)
+        back = self._search(word, local, splits, scores, exists)
         return self._tokens(flat, chars, word, splits, ids, unknown, back)
 
-    def _search(self, local, scores, exists, count):
+    def _search(self, word, local, splits, scores, exists):
         """`back[j]`: the length of the last piece of the best path over
-        the characters of j's word up to j."""
+        the characters of j's word up to j.
+
+        Words go longest first, so the words still running at step `k`
+        (position `k` of each word) are the first `n_k`: each step reads
+        the best scores of the last `longest` steps from a window of
+        `[longest, n_k]` and writes its own row, so the whole search costs
+        `O(characters * longest)` (no per-step copy of the batch).
+        """
         longest = self.longest
-        order = tf.argsort(local, stable=True)
+        sizes = splits[1:] - splits[:-1]
+        rank = tf.argsort(-sizes, stable=True)
+        starts = tf.gather(splits[:-1], rank)
+        sizes = tf.gather(sizes, rank)
+        words = tf.size(sizes)
         # Empty: reduce_max is the lowest int64.
-        steps = tf.maximum(tf.reduce_max(local) + 1, 0)
-        bounds = tf.concat(
-            [
-                [0],
-                tf.cumsum(
-                    tf.math.bincount(
-                        tf.cast(local, tf.int32),
-                        minlength=tf.cast(steps, tf.int32),
-                        dtype=tf.int64,
-                    )
-                ),
-            ],
-            0,
-        )
+        steps = tf.maximum(tf.reduce_max(sizes), 0)
         lengths = tf.range(1, longest + 1, dtype=tf.int64)
         neg = tf.constant(-np.inf, tf.float64)
 
-        def step(k, best, back):
-            js = tf.cast(order[bounds[k] : bounds[k + 1]], tf.int64)
-            start = k - lengths + 1  # [L], the start position in the word
-            prev = js[:, None] - lengths[None, :]
+        def step(k, window, found):
+            n = tf.reduce_sum(tf.cast(sizes > k, tf.int32))
+            js = starts[:n] + k
+            start = k - lengths + 1  # [L], the piece's start in its word
+            # window row r holds step k - longest + r: column l - 1 of
+            # `before` is step k - l.
+            before = tf.transpose(tf.reverse(window[:, :n], [0]))
             before = tf.where(
-                (start > 0)[None, :],
-                tf.gather(best, tf.maximum(prev, 0)),
-                tf.constant(0.0, tf.float64),
+                (start > 0)[None, :], before, tf.constant(0.0, tf.float64)
             )
             ok = tf.gather(exists, js) & (start >= 0)[None, :]
             candidate = tf.where(ok, before + tf.gather(scores, js), neg)
@@ -536,21 +535,42 @@ class _Viterbi(tf.Module):
                 1,
                 output_type=tf.int64,
             )
-            best = tf.tensor_scatter_nd_update(best, js[:, None], top)
-            back = tf.tensor_scatter_nd_update(back, js[:, None], chosen)
-            return k + 1, best, back
+            window = tf.concat([window[1:, :n], top[None, :]], 0)
+            window = tf.ensure_shape(window, [longest, None])
+            return k + 1, window, found.write(tf.cast(k, tf.int32), chosen)
 
-        _, _, back = tf.while_loop(
-            lambda k, best, back: k < steps,
+        _, _, found = tf.while_loop(
+            lambda k, window, found: k < steps,
             step,
             (
                 tf.constant(0, tf.int64),
-                tf.zeros([count], tf.float64),
-                tf.zeros([count], tf.int64),
+                tf.zeros([longest, words], tf.float64),
+                tf.TensorArray(
+                    tf.int64,
+                    size=tf.cast(steps, tf.int32),
+                    element_shape=[None],
+                    infer_shape=False,
+                ),
+            ),
+            shape_invariants=(
+                tf.TensorShape([]),
+                tf.TensorShape([longest, None]),
+                tf.TensorShape(None),
             ),
             parallel_iterations=1,
         )
-        return back
+        # The rows are in step order, each in rank order: put them back.
+        position = tf.gather(tf.math.invert_permutation(rank), word)
+        order = tf.argsort(
+            local * tf.cast(words, tf.int64) + tf.cast(position, tf.int64),
+            stable=True,
+        )
+        count = tf.size(word, out_type=tf.int64)
+        return tf.scatter_nd(
+            tf.cast(order, tf.int64)[:, None],
+            found.concat()[:count],
+            [count],
+        )
 
     def _tokens(self, flat, chars, word, splits, ids, unknown, back):
         count = tf.size(flat, out_type=tf.int64)
