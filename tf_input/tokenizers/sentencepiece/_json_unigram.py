@@ -268,8 +268,9 @@ class _Precompiled(tf.Module):
     def __call__(self, texts):
         if not self.has_rules:
             return texts
-        touched = ~tf.strings.regex_full_match(
-            texts, f"(?s)[^{self.first_class[1:-1]}]*"
+        # Lines without a character that starts a key are left alone.
+        touched = tf.strings.regex_full_match(
+            texts, f"(?s).*{self.first_class}.*"
         )
         where = tf.where(touched)
         done = self._normalize(tf.gather_nd(texts, where))
