@@ -9,14 +9,16 @@ lines go through:
 * keras-hub's tokenizer of the same kind, in the same pipeline (not for the
   LLM files, which keras-hub cannot load with the right pre-tokenizer);
 * the reference: Hugging Face `tokenizers` `encode_batch` (WordPiece, BPE,
-  every `tokenizer.json`) or `sentencepiece`'s batch `encode`, on the same
-  batches of 1024; for cl100k, o200k and Qwen 3 also tiktoken's
-  `encode_ordinary_batch` (Rust, multi-threaded), with Qwen's vocabulary as
-  tiktoken ranks.
+  every `tokenizer.json`; the Unigram ones are made from shared-data
+  `.model`s as transformers' converters make them, shared/data has none)
+  or `sentencepiece`'s batch `encode`, on the same batches of 1024; for
+  cl100k, o200k and Qwen 3 also tiktoken's `encode_ordinary_batch` (Rust,
+  multi-threaded), with Qwen's vocabulary as tiktoken ranks.
 
 `--construction` instead times `load_tokenizer` for o200k (its
 `tokenizer.json` and its `.tiktoken` file) and the SentencePiece files
-(Mistral v0.3 / v1 `.model`, Mistral v1 `tokenizer.json`, ALBERT) in fresh
+(Mistral v0.3 / v1 `.model`, Mistral v1 `tokenizer.json`, ALBERT, and a
+Unigram `tokenizer.json` made from ALBERT's `.model`) in fresh
 processes and reports the peak memory (`--families` filters these too).
 
 One warm-up pass is excluded; each figure is the median of `--repeats`
@@ -35,6 +37,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -56,6 +59,7 @@ from tf_input import tokenizers as ours  # noqa: E402
 # regex, which tiktoken (fancy-regex) runs as it is.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from tests.tiktoken_patterns import TIKTOKEN_PATTERNS  # noqa: E402
+from tests.tokenizers import unigram_json  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = pathlib.Path(
@@ -164,6 +168,14 @@ def ids_of(tokenizer, lines):
     return out
 
 
+def unigram_json_file(name, kind):
+    """A Unigram `tokenizer.json` made from a shared-data `.model` the way
+    transformers' converters make it (`tests/tokenizers/unigram_json.py`):
+    shared/data holds none."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="bench_unigram_"))
+    return unigram_json.write(folder, name, kind)[0]
+
+
 def hf_encoder(tok):
     def encode(batch):
         return [
@@ -239,6 +251,18 @@ def families(selected):
 
         return build
 
+    def unigram_json_family(name, kind):
+        def build():
+            path = unigram_json_file(name, kind)
+            hf = tokenizers.Tokenizer.from_file(str(path))
+            return {
+                "ours": ours.load_tokenizer(path),
+                "references": [("HF tokenizers", hf_encoder(hf))],
+                "corpora": CLASSIC_CORPORA,
+            }
+
+        return build
+
     def tokenizer_json(folder, with_tiktoken):
         def build():
             path = llm / folder / "tokenizer.json"
@@ -287,6 +311,12 @@ def families(selected):
             str(DATA / "llm/mistral_v1/tokenizer.model")
         ),
         "SentencePiece-style tokenizer.json (Mistral v1)": metaspace_json(),
+        "Unigram tokenizer.json (ALBERT converter)": unigram_json_family(
+            "albert", "albert"
+        ),
+        "Unigram tokenizer.json (sp-test-ja, T5-style converter)": (
+            unigram_json_family("ja", "spm")
+        ),
         "tokenizer.json (Qwen 3)": tokenizer_json("qwen3", "qwen2"),
         "tokenizer.json (cl100k)": tokenizer_json("cl100k", "cl100k"),
         "tokenizer.json (o200k)": tokenizer_json("o200k", "o200k"),
@@ -366,10 +396,14 @@ def measure_construction(repeats, selected=None):
             {},
         ),
     }
+    unigram = "Unigram tokenizer.json ALBERT (generated)"
+    cases[unigram] = (None, {})
     if selected:
         cases = {
             k: v for k, v in cases.items() if any(f in k for f in selected)
         }
+    if unigram in cases:
+        cases[unigram] = (unigram_json_file("albert", "albert"), {})
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     rows = []
     for name, (path, kwargs) in cases.items():

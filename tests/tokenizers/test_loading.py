@@ -592,7 +592,10 @@ def test_truncated_and_corrupt_files(tmp_path):
             lambda d: d["model"].update(byte_fallback=True),
             "SentencePiece-style",
         ),
-        (lambda d: d["model"].update(type="Unigram"), "'Unigram' is not"),
+        (
+            lambda d: d["model"].update(type="Unigram"),
+            "a Unigram 'vocab' must be a non-empty list",
+        ),
         (
             lambda d: d.update(normalizer={"type": "Fancy"}),
             "normalizer type 'Fancy' is not supported",

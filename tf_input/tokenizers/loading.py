@@ -111,10 +111,15 @@ def load_tokenizer(
     * a folder holding one of these (an error lists them if it holds
       several).
 
-    SentencePiece-style BPE `tokenizer.json` files (`byte_fallback`, `▁`
-    metaspace: Mistral v1, Gemma, Llama 2) and `Unigram` ones are not
-    supported yet (load the SentencePiece `.model` instead); they are a
-    clear error naming the model type. A file's `truncation` and `padding`
+    A SentencePiece-style BPE `tokenizer.json` (`byte_fallback`, a `▁`
+    metaspace: Mistral v1, Llama 2) gives `MetaspaceBytePairTokenizer`; a
+    `Unigram` one (ALBERT, T5, XLM-R: its `Precompiled` charsmap and other
+    normalizers, `Metaspace` pre-tokenizer and decoder, `byte_fallback`)
+    gives `UnigramTokenizer`, with HF's ids (HF's grapheme-cluster charsmap
+    lookup and f64 Viterbi differ from `sentencepiece` on some inputs: the
+    ids follow the file's reference, HF). Parts neither handles (a
+    splitting Metaspace for BPE, another pre-tokenizer for Unigram, ...)
+    are a clear error naming them. A file's `truncation` and `padding`
     settings are not applied (the pipeline truncates and pads); its
     padding token is the `pad` role.
 
@@ -138,7 +143,8 @@ def load_tokenizer(
             `{"eos": "<|endoftext|>"}`).
 
     Returns:
-        A `Tokenizer` (`BytePairTokenizer`, `WordPieceTokenizer` or
+        A `Tokenizer` (`BytePairTokenizer`, `WordPieceTokenizer`,
+        `MetaspaceBytePairTokenizer`, `UnigramTokenizer` or
         `SentencePieceTokenizer`).
 
     Raises:
@@ -337,6 +343,14 @@ def _load_tokenizer_json(path, *, add_special_tokens, **options):
                     path, data, config, add_special_tokens, split
                 )
             return _bpe_from_json(data, config, add_special_tokens, split)
+        if kind == "Unigram":
+            split = options.get(
+                "split_special_tokens",
+                bool(config.get("split_special_tokens", False)),
+            )
+            return _unigram_from_json(
+                path, data, config, add_special_tokens, split
+            )
     except (KeyError, TypeError, ValueError) as error:
         message = str(error).strip("'\"")
         if isinstance(error, KeyError):
@@ -344,19 +358,13 @@ def _load_tokenizer_json(path, *, add_special_tokens, **options):
         if str(path) in message:
             raise
         raise TokenizerFileError(f"{where}: {message}") from None
-    if kind in ("Unigram", "WordLevel"):
-        later = (
-            " (SentencePiece unigram models: load the `.model` file with "
-            "SentencePieceTokenizer)"
-            if kind == "Unigram"
-            else ""
-        )
+    if kind == "WordLevel":
         raise TokenizerFileError(
-            f"{where}: the model type {kind!r} is not supported yet{later}."
+            f"{where}: the model type {kind!r} is not supported yet."
         )
     raise TokenizerFileError(
         f"{where}: unknown model type {kind!r}; supported are BPE "
-        "(byte-level) and WordPiece."
+        "(byte-level or SentencePiece-style), Unigram and WordPiece."
     )
 
 
@@ -395,6 +403,28 @@ def _metaspace_bpe_from_json(path, data, config, add_special_tokens, split):
         _read_text(path),
         add_special_tokens=add_special_tokens,
         roles=_roles(data, config, token_ids),
+        split_special_tokens=split,
+        templates=_templates(data.get("post_processor"), token_ids),
+    )
+
+
+def _unigram_from_json(path, data, config, add_special_tokens, split):
+    """A Unigram model (ALBERT, T5, XLM-R: SentencePiece unigram)."""
+    from tf_input.tokenizers.sentencepiece import _json_unigram
+
+    _json_unigram.check_supported(data)
+    token_ids = {}
+    for i, item in enumerate(data["model"]["vocab"]):
+        token_ids[item[0]] = i
+    for t in data.get("added_tokens") or []:
+        token_ids[t["content"]] = t["id"]
+    roles = _roles(data, config, token_ids)
+    unk = data["model"]["vocab"][data["model"]["unk_id"]][0]
+    roles.setdefault("unk", unk)
+    return _json_unigram.UnigramTokenizer(
+        _read_text(path),
+        add_special_tokens=add_special_tokens,
+        roles=roles,
         split_special_tokens=split,
         templates=_templates(data.get("post_processor"), token_ids),
     )

@@ -54,13 +54,20 @@ numbers), `_charsmap` (the normalization rules), `_unigram_plan` (the
 rewritten unigram models and routing patterns), `_model_file` (reading and
 checking a `.model` argument), `_bpe` (character-level BPE on the
 byte-level engine's merge loop), `_json_bpe` (the same engine for a
-`tokenizer.json`: `MetaspaceBytePairTokenizer`), `_tf_text_ops` (TF Text's ops),
-`_decoding` (ids to text) and `_layer` (the Keras layer).
+`tokenizer.json`: `MetaspaceBytePairTokenizer`), `_json_unigram` (a
+`Unigram` `tokenizer.json` as HF runs it, core ops: `UnigramTokenizer`),
+`_graphemes` (grapheme clusters for its charsmap), `_tf_text_ops` (TF
+Text's ops), `_decoding` (ids to text) and `_layer` (the Keras layer).
 """
 
 from tf_input.tokenizers.sentencepiece._json_bpe import (
     MetaspaceBytePairTokenizer,
 )
+from tf_input.tokenizers.sentencepiece._json_unigram import UnigramTokenizer
 from tf_input.tokenizers.sentencepiece._layer import SentencePieceTokenizer
 
-__all__ = ["MetaspaceBytePairTokenizer", "SentencePieceTokenizer"]
+__all__ = [
+    "MetaspaceBytePairTokenizer",
+    "SentencePieceTokenizer",
+    "UnigramTokenizer",
+]

@@ -1,0 +1,426 @@
+"""A Unigram `tokenizer.json` (`load_tokenizer` -> `UnigramTokenizer`)
+against HF `tokenizers` loading the same file.
+
+The files are made from the real `.model`s in shared/data/sentencepiece
+the way transformers' converters write them (`unigram_json.py`): ALBERT's
+normalizer chain, the generic SentencePiece one (T5 / XLM-R), the
+"first" prepend scheme without splitting, and byte fallback.
+"""
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import hypothesis
+import hypothesis.strategies as st
+import keras
+import pytest
+import tensorflow as tf
+
+from tests.shared_data import corpora
+from tests.shared_data import requires_shared_data
+from tests.tokenizers import unigram_json
+from tf_input import load_tokenizer
+from tf_input.tokenizers.sentencepiece._json_unigram import UnigramTokenizer
+from tf_input.tokenizers.sentencepiece._json_unigram import charsmap_rules
+
+pytestmark = requires_shared_data
+
+# (model, converter variant): the default suite's five cover each
+# variant once and each model at least once; the slow suite takes all.
+DEFAULT = [
+    ("albert", "albert"),
+    ("ja", "spm"),
+    ("botchan", "bytes"),
+    ("albert", "first"),
+    ("ja", "t5"),
+]
+ALL = [(m, k) for m in unigram_json.MODELS for k in unigram_json.KINDS]
+SLOW = [pair for pair in ALL if pair not in DEFAULT]
+
+ADVERSARIAL = [
+    "",
+    " ",
+    "   ",
+    "\t",
+    "a  b   c",
+    "  leading and trailing  ",
+    "tab\tinside\tand\ttrailing\t",
+    "line\r\nbreak\rcr\nlf",
+    "\r\n",
+    "x\r\ny",
+    "▁ already ▁▁ escaped▁",
+    "ﬁ ﬂ ℌ ① ㍿ Ｈｅｌｌｏ　ｗｏｒｌｄ",  # NFKC-affected
+    "e\u0301 a\u0301\u0302 Ａ\u0301 ｶ\u3099 \u0301alone",  # combining
+    "👩‍👩‍👧‍👦 👍🏽 🇯🇵🇫🇷 ©\u200d© ☃\ufe0f",  # ZWJ, modifiers, flags
+    "日本語のテキストです。漢字とかなが混ざっている。",
+    "紅樓夢第一回甄士隱夢幻識通靈",
+    "한국어 텍스트 ᄀ\u1161 가나다",
+    "\x00 \x01 \x7f \u200b \u2028 \ufeff control",
+    "\U0001f600\U0001f680\U00010348 \ue000 \U000e0041",  # unknown chars
+    "☃☃☃ ☃ x☃y",
+    "<unk> x<unk>y <s> </s> <pad>",
+    "[CLS] a [SEP] b [MASK]c",
+    "``quoted'' and \"plain\"",
+    "Hello, World! It's 2024 -- (test) £5 – done.",
+    "a" * 300,
+    "word " * 200,
+    "ÀÉÎÕÜ àéîõü ß ẞ İ ı",
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("unigram")
+
+
+_CACHE = {}
+
+
+def _pair(folder, name, kind):
+    key = (name, kind)
+    if key not in _CACHE:
+        path, reference = unigram_json.write(folder, name, kind)
+        _CACHE[key] = (path, reference, load_tokenizer(path))
+    return _CACHE[key]
+
+
+def _check(reference, tokenizer, lines, special=False):
+    """Ids (with and without the template) and decoding, line by line."""
+    ids = []
+    for start in range(0, len(lines), 1024):
+        ids += tokenizer(lines[start : start + 1024]).to_list()
+    expected = [
+        e.ids for e in reference.encode_batch(lines, add_special_tokens=False)
+    ]
+    bad = [i for i, (a, b) in enumerate(zip(ids, expected)) if a != b]
+    assert not bad, [(lines[i], expected[i], ids[i]) for i in bad[:3]]
+    decoded = []
+    for start in range(0, len(lines), 1024):
+        batch = tf.ragged.constant(ids[start : start + 1024], tf.int32)
+        if batch.shape[0]:
+            decoded += [t.decode() for t in tokenizer.detokenize(batch).numpy()]
+    hf_decoded = reference.decode_batch(ids, skip_special_tokens=False)
+    bad = [i for i, (a, b) in enumerate(zip(decoded, hf_decoded)) if a != b]
+    assert not bad, [(lines[i], hf_decoded[i], decoded[i]) for i in bad[:3]]
+    if special:
+        with_special = [
+            e.ids
+            for e in reference.encode_batch(lines, add_special_tokens=True)
+        ]
+        template = tokenizer.templates()["single"]
+        for line_ids, want in zip(ids, with_special):
+            got = [
+                i for piece, _ in template
+                for i in (line_ids if piece == "$A" else [piece])
+            ]  # fmt: skip
+            assert got == want
+
+
+def _sample(lines, count):
+    step = max(1, len(lines) // count)
+    return lines[::step][:count]
+
+
+@pytest.mark.parametrize("name, kind", DEFAULT)
+def test_corpus_sample_and_adversarial_match_hf(folder, name, kind):
+    _, reference, tokenizer = _pair(folder, name, kind)
+    lines = list(ADVERSARIAL)
+    for corpus in corpora().values():
+        lines += _sample(corpus, 80)
+    _check(reference, tokenizer, lines, special=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, kind", ALL)
+def test_whole_corpora_match_hf(folder, name, kind):
+    _, reference, tokenizer = _pair(folder, name, kind)
+    _check(reference, tokenizer, list(ADVERSARIAL), special=True)
+    for corpus in corpora().values():
+        _check(reference, tokenizer, corpus)
+
+
+_INTERESTING = list(
+    " \t\r\n▁ ☃©\u200d\ufe0f\u0301\u0302\u3099ﬁ①Ａｶ가ᄀ\u1161日本"
+) + [
+    "👩",
+    "🏽",
+    "🇯",
+    "<unk>",
+    "[CLS]",
+    "[MASK]",
+    "</s>",
+    "``",
+    "''",
+    "  ",
+]
+_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(_INTERESTING),
+        st.characters(codec="utf-8"),
+        st.text(alphabet="abcdefghij ", min_size=1, max_size=6),
+    ),
+    max_size=24,
+).map("".join)
+
+
+def _fuzz(folder, name, kind, examples):
+    _, reference, tokenizer = _pair(folder, name, kind)
+
+    @hypothesis.settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        derandomize=True,
+    )
+    @hypothesis.given(st.lists(_TEXT, min_size=1, max_size=8))
+    def check(lines):
+        _check(reference, tokenizer, lines)
+
+    check()
+
+
+def test_fuzz_matches_hf(folder):
+    # 500 batches of up to 8 strings each (every pair: `-m slow`).
+    _fuzz(folder, "albert", "albert", 500)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, kind", ALL)
+def test_long_fuzz_matches_hf(folder, name, kind):
+    _fuzz(folder, name, kind, 1500)
+
+
+def test_round_trip_and_detokenize_of_hf_ids(folder):
+    _, reference, tokenizer = _pair(folder, "ja", "spm")
+    text = "日本語のテキスト and English text."
+    ids = tokenizer(text).numpy().tolist()
+    assert ids == reference.encode(text, add_special_tokens=False).ids
+    assert tokenizer.detokenize(ids).numpy().decode() == reference.decode(ids)
+    assert reference.decode(ids) == text  # nfkc leaves this text alone
+
+
+def test_add_special_tokens_from_the_template(folder):
+    path, reference, _ = _pair(folder, "albert", "albert")
+    tokenizer = load_tokenizer(path, add_special_tokens=True)
+    texts = ["Hello world", "", "[CLS] inside"]
+    want = [e.ids for e in reference.encode_batch(texts)]
+    assert tokenizer(texts).to_list() == want
+    assert tokenizer.start_ids == [tokenizer.token_to_id("[CLS]")]
+    assert tokenizer.end_ids == [tokenizer.token_to_id("[SEP]")]
+    assert tokenizer.special_tokens["unk"] == tokenizer.token_to_id("<unk>")
+
+
+def test_config_and_keras_file_round_trip(folder, tmp_path):
+    path, reference, tokenizer = _pair(folder, "botchan", "bytes")
+    text = tf.constant(["A bytes ☃ fallback test", "e\u0301"])
+    want = tokenizer(text).to_list()
+    clone = UnigramTokenizer.from_config(tokenizer.get_config())
+    assert clone(text).to_list() == want
+    assert len(json.dumps(tokenizer.get_config())) < 2000  # no vocabulary
+    inputs = keras.Input(shape=(), dtype="string")
+    model = keras.Model(inputs, tokenizer(inputs))
+    file = tmp_path / "unigram.keras"
+    model.save(file)
+    loaded = keras.saving.load_model(file)
+    layer = [x for x in loaded.layers if isinstance(x, UnigramTokenizer)][0]
+    assert layer(text).to_list() == want
+    strings = [t.decode() for t in text.numpy()]
+    hf = reference.encode_batch(strings, add_special_tokens=False)
+    assert want == [e.ids for e in hf]
+    assert file.stat().st_size < 2 * path.stat().st_size
+
+
+def test_strip_accents_removes_what_hf_removes():
+    # Every code point, in one batch: HF's StripAccents vs ours.
+    from tokenizers import normalizers
+
+    from tf_input.tokenizers.sentencepiece._json_unigram import _StripAccents
+
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    hf = normalizers.StripAccents()
+    want = [c for c in chars if hf.normalize_str(c) == ""]
+    got = _StripAccents()(tf.constant(["x" + c for c in chars])).numpy()
+    removed = [c for c, g in zip(chars, got) if g == b"x"]
+    assert removed == want
+
+
+def test_grapheme_clusters_join_as_hf_segments_them():
+    # ALBERT's charsmap maps a no-break space (2 bytes) to " ". HF's
+    # Precompiled looks a cluster under 6 bytes up whole, so for each BMP
+    # character c, nbsp + c gives " " alone exactly when c joins the
+    # nbsp's cluster (c dropped); else " " + c's own rule.
+    from tokenizers import normalizers
+
+    from tf_input.tokenizers.sentencepiece._graphemes import cluster_starts
+
+    blob = unigram_json.read_proto(
+        "albert"
+    ).normalizer_spec.precompiled_charsmap
+    rules = charsmap_rules(blob)
+    precompiled = normalizers.Precompiled(blob)
+    chars = [chr(c) for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000]
+    hf = [
+        precompiled.normalize_str("\u00a0" + c) == " " and rules.get(c, c)
+        for c in chars
+    ]
+    pairs = tf.constant([[0xA0, ord(c)] for c in chars], tf.int32)
+    row_start = tf.tile([True, False], [len(chars)])
+    starts = cluster_starts(tf.reshape(pairs, [-1]), row_start)
+    ours = ~starts.numpy().reshape(-1, 2)[:, 1]
+    joined = [c for c, h, o in zip(chars, hf, ours) if bool(h) != o]
+    assert not joined, [hex(ord(c)) for c in joined[:20]]
+    assert sum(map(bool, hf)) > 1000  # marks, ZWJ, spacing marks
+
+
+def test_charsmap_rules_read_the_trie(folder):
+    proto = unigram_json.read_proto("albert")
+    rules = charsmap_rules(proto.normalizer_spec.precompiled_charsmap)
+    assert rules["ﬁ"] == "fi"
+    assert rules["①"] == "1"
+    assert len(rules) > 1000
+
+
+def _variant(folder, change):
+    path, _, _ = _pair(folder, "botchan", "spm")
+    data = json.loads(path.read_text("utf-8"))
+    change(data)
+    out = folder / "bad" / "tokenizer.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(data), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda d: d.update(normalizer={"type": "Fancy"}),
+            "normalizer type 'Fancy' is not supported",
+        ),
+        (
+            lambda d: d.update(pre_tokenizer={"type": "Whitespace"}),
+            "pre_tokenizer .*Whitespace.* is not supported",
+        ),
+        (
+            lambda d: d["pre_tokenizer"].update(replacement="_"),
+            "pre_tokenizer .* is not supported",
+        ),
+        (
+            lambda d: d.update(
+                pre_tokenizer={
+                    "type": "Sequence",
+                    "pretokenizers": [
+                        {"type": "WhitespaceSplit"},
+                        {"type": "Metaspace", "prepend_scheme": "first"},
+                    ],
+                }
+            ),
+            "other than 'first'",
+        ),
+        (
+            lambda d: d.update(decoder={"type": "ByteLevel"}),
+            "decoder .*ByteLevel.* is not supported",
+        ),
+        (lambda d: d["model"].update(unk_id=None), "without an integer unk_id"),
+        (lambda d: d["model"].update(unk_id=10**6), "outside the vocabulary"),
+        (
+            lambda d: d["model"].update(byte_fallback=True),
+            "byte_fallback with some of the 256 tokens",
+        ),
+        (lambda d: d["model"]["vocab"].__setitem__(5, ["x"]), "entry 5"),
+        (
+            lambda d: d["normalizer"]["normalizers"][0].update(
+                precompiled_charsmap="not base64!"
+            ),
+            "not valid base64",
+        ),
+        (
+            lambda d: d["normalizer"]["normalizers"][0].update(
+                precompiled_charsmap=base64.b64encode(b"\x10\x00").decode()
+            ),
+            "shorter than 4 bytes",
+        ),
+        (
+            lambda d: d["added_tokens"][0].update(normalized=True),
+            "normalized=True",
+        ),
+    ],
+)
+def test_unsupported_or_corrupt_parts_name_the_path(folder, change, message):
+    path = _variant(folder, change)
+    with pytest.raises(ValueError, match=message) as info:
+        load_tokenizer(path)
+    assert str(path) in str(info.value)
+
+
+def test_truncated_file_names_the_path(folder):
+    path, _, _ = _pair(folder, "botchan", "spm")
+    text = path.read_text("utf-8")
+    cut = folder / "cut" / "tokenizer.json"
+    cut.parent.mkdir(exist_ok=True)
+    cut.write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid JSON.*truncated") as info:
+        load_tokenizer(cut)
+    assert str(cut) in str(info.value)
+
+
+class _Exported(tf.Module):
+    def __init__(self, tokenizer):
+        super().__init__()
+        self.tokenizer = tokenizer
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def __call__(self, texts):
+        return self.tokenizer(texts)
+
+    @tf.function(
+        input_signature=[
+            tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
+        ]
+    )
+    def detokenize(self, ids):
+        return self.tokenizer.detokenize(ids)
+
+
+def test_saved_model_moved_loads_with_plain_tensorflow(folder, tmp_path):
+    _, reference, tokenizer = _pair(folder, "albert", "albert")
+    assert tokenizer.uses_core_ops_only
+    texts = ["Hello  ＷＯＲＬＤ e\u0301 ☃ x\r\ny", " [MASK] 日本"]
+    want = [
+        e.ids for e in reference.encode_batch(texts, add_special_tokens=False)
+    ]
+    saved = tmp_path / "saved"
+    tf.saved_model.save(_Exported(tokenizer), str(saved))
+    moved = tmp_path / "moved"
+    shutil.move(saved, moved)
+    script = textwrap.dedent(
+        """
+        import sys
+        import tensorflow as tf
+        model = tf.saved_model.load(sys.argv[1])
+        ids = model(tf.constant(sys.argv[2:]))
+        print(ids.to_list())
+        print([t.decode() for t in model.detokenize(ids).numpy()])
+        print(sorted(m for m in sys.modules if m.startswith("tensorflow_")))
+        """
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(moved), *texts],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    ids, decoded, modules = result.stdout.strip().splitlines()[-3:]
+    assert ids == str(want)
+    assert decoded == str(
+        reference.decode_batch(want, skip_special_tokens=False)
+    )
+    assert "tensorflow_text" not in modules
