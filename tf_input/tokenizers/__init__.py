@@ -5,6 +5,7 @@ from tf_input.tokenizers.byte_pair import BytePairTokenizer
 from tf_input.tokenizers.loading import load_tokenizer
 from tf_input.tokenizers.sentencepiece import MetaspaceBytePairTokenizer
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
+from tf_input.tokenizers.sentencepiece import UnigramTokenizer
 from tf_input.tokenizers.training import train_bpe
 from tf_input.tokenizers.training import train_sentencepiece
 from tf_input.tokenizers.training import train_wordpiece
@@ -16,6 +17,7 @@ __all__ = [
     "MetaspaceBytePairTokenizer",
     "SentencePieceTokenizer",
     "Tokenizer",
+    "UnigramTokenizer",
     "VocabularyTokenizer",
     "WordPieceTokenizer",
     "load_tokenizer",
