@@ -9,7 +9,6 @@ import tensorflow as tf
 
 from tf_input.tokenizers.byte_pair import merge_sequences
 from tf_input.tokenizers.sentencepiece._bpe import replace_invalid_bytes
-from tf_input.tokenizers.sentencepiece._merge_loop import merge_loop
 
 
 def per_byte_replace(raw):
@@ -54,9 +53,10 @@ def test_invalid_bytes_become_one_replacement_each():
     assert sum(r != w for r, w in zip(raw, want)) > 10_000
 
 
-def _random_merges(rng, num_base, num_merged, tied):
-    """Merges over base tokens 0..num_base-1 making num_base.. ; ranks
-    with ties when `tied` (several merged ids share a rank)."""
+def _random_merges(rng, num_base, num_merged, tied, ordered):
+    """Merges over base tokens 0..num_base-1 making num_base.. ; several
+    merged ids share a rank when `tied`; `ordered`: every merge ranks
+    after the merges that made its parts (else any order)."""
     rows, ranks, seen = [], [], set()
     for merged in range(num_base, num_base + num_merged):
         while True:
@@ -66,17 +66,39 @@ def _random_merges(rng, num_base, num_merged, tied):
         seen.add((left, right))
         rows.append((left, right, merged))
         ranks.append(rng.randrange(num_merged // 3) if tied else len(ranks))
-    if not tied:
-        rng.shuffle(ranks)  # not properly ordered
+    if not ordered:
+        rng.shuffle(ranks)
     return np.array(rows, np.int64), np.array(ranks, np.int64)
 
 
-@pytest.mark.parametrize("tied", [False, True])
-@pytest.mark.parametrize("all_at_once", [False, True])
-def test_merge_loop_matches_the_byte_level_engines(tied, all_at_once):
-    rng = random.Random(11 + tied + 2 * all_at_once)
-    num_base, num_merged = 6, 60
-    rows, ranks = _random_merges(rng, num_base, num_merged, tied)
+def reference_bpe(sequence, merges):
+    """BPE as written in the papers: while some adjacent pair has a merge,
+    merge the pair of the lowest rank, the leftmost of equal ranks.
+    `merges`: `(left, right)` -> `(rank, merged)`."""
+    sequence = list(sequence)
+    while True:
+        best = None
+        for i in range(len(sequence) - 1):
+            found = merges.get((sequence[i], sequence[i + 1]))
+            if found and (best is None or found[0] < best[0]):
+                best = (found[0], i, found[1])
+        if best is None:
+            return sequence
+        _, i, merged = best
+        sequence[i : i + 2] = [merged]
+
+
+@pytest.mark.parametrize(
+    "tied, all_at_once",
+    # `all_at_once` is used only for untied, properly ordered merges.
+    [(False, False), (True, False), (False, True)],
+)
+@pytest.mark.parametrize("num_base, num_merged", [(6, 60), (4, 80)])
+def test_merge_loop_is_bpe(tied, all_at_once, num_base, num_merged):
+    rng = random.Random(11 + tied + 2 * all_at_once + num_base)
+    rows, ranks = _random_merges(
+        rng, num_base, num_merged, tied, ordered=all_at_once
+    )
     num_tokens = num_base + num_merged
     table = tf.lookup.StaticHashTable(
         tf.lookup.KeyValueTensorInitializer(
@@ -89,19 +111,29 @@ def test_merge_loop_matches_the_byte_level_engines(tied, all_at_once):
     if tied:
         counts = np.bincount(ranks)
         tied_ranks = tf.constant(counts > 1)
-    options = dict(
-        merge_table=table,
-        num_tokens=num_tokens,
-        all_at_once=all_at_once,
-        tied_ranks=tied_ranks,
-    )
-    for _ in range(20):
+    merges = {
+        (int(left), int(right)): (int(rank), int(merged))
+        for (left, right, merged), rank in zip(rows, ranks)
+    }
+    for _ in range(40):
         lengths = [rng.randrange(0, 30) for _ in range(40)]
-        tok = tf.constant(
-            [rng.randrange(num_base) for _ in range(sum(lengths))], tf.int32
+        tokens = [rng.randrange(num_base) for _ in range(sum(lengths))]
+        chunk_of = np.repeat(np.arange(40), lengths)
+        got_tok, got_chunk = merge_sequences(
+            tf.constant(tokens, tf.int32),
+            tf.constant(chunk_of, tf.int32),
+            40,
+            merge_table=table,
+            num_tokens=num_tokens,
+            all_at_once=all_at_once,
+            tied_ranks=tied_ranks,
         )
-        chunk_of = tf.constant(np.repeat(np.arange(40), lengths), tf.int32)
-        got = merge_loop(tok, chunk_of, 40, **options)
-        want = merge_sequences(tok, chunk_of, 40, **options)
-        assert got[0].numpy().tolist() == want[0].numpy().tolist()
-        assert got[1].numpy().tolist() == want[1].numpy().tolist()
+        got = [[] for _ in lengths]
+        for token, chunk in zip(got_tok.numpy(), got_chunk.numpy()):
+            got[chunk].append(int(token))
+        starts = np.cumsum([0] + lengths)
+        want = [
+            reference_bpe(tokens[a:b], merges)
+            for a, b in zip(starts, starts[1:])
+        ]
+        assert got == want

@@ -1,13 +1,12 @@
-"""Character-level BPE in core ops, on a merge loop of its own.
+"""Character-level BPE in core ops, on the byte-level engine's merge loop.
 
 SentencePiece BPE (`.model` files with `model_type=BPE`, and BPE
 `tokenizer.json` files with byte fallback and a `▁` metaspace) merges
 characters, not bytes: a line is one sequence of characters and a merge
 may cross a `▁` (code vocabularies have `▁▁▁▁`). `CharBPE` builds the
-tables and the graph. The merge loop (`_merge_loop.merge_loop`) applies
-the merges in the order of the byte-level engine's
-`byte_pair.merge_sequences`, with fewer graph nodes; words around added
-tokens are looked up with `byte_pair.lookup_or_merge`.
+tables and the graph. The merge loop is the byte-level engine's
+`byte_pair.merge_sequences`; words around added tokens are looked up with
+`byte_pair.lookup_or_merge`.
 
 Token ids: the model's pieces keep their ids; a character that is no piece
 of its own gets `num_pieces + code point` (it may still take part in a
@@ -29,11 +28,11 @@ import tensorflow as tf
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers.byte_pair import _merges_properly_ordered
+from tf_input.tokenizers.byte_pair import _previous
 from tf_input.tokenizers.byte_pair import _string_table
 from tf_input.tokenizers.byte_pair import _take
 from tf_input.tokenizers.byte_pair import lookup_or_merge
-from tf_input.tokenizers.sentencepiece._merge_loop import _previous
-from tf_input.tokenizers.sentencepiece._merge_loop import merge_loop
+from tf_input.tokenizers.byte_pair import merge_sequences
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 
 _INF = np.iinfo(np.int64).max
@@ -62,7 +61,7 @@ class CharBPE(tf.Module):
             id space (see the module docstring).
         ranks: int64 `[n]`: lower merges first.
         tied_ranks: None or bool `[max rank + 1]`: ranks shared by several
-            merged pieces (see `_merge_loop.merge_loop`).
+            merged pieces (see `byte_pair.merge_sequences`).
         whole: ids of pieces whose text may be a chunk that BPE leaves
             whole (checked here by running the merges on them).
         extra_words: `(texts, ids)` looked up before anything else
@@ -252,7 +251,7 @@ class CharBPE(tf.Module):
         chunk_of = tf.cast(row_ids(splits), tf.int32)
         if self._runs is not None:
             tok, chunk_of = self._merge_long_runs(tok, chunk_of)
-        tok, chunk_of = merge_loop(
+        tok, chunk_of = merge_sequences(
             tok,
             chunk_of,
             num_words,
