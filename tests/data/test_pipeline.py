@@ -736,3 +736,47 @@ def test_select_rows_and_pad_rows_match_reference(start, end, capacity):
         not any(row[n:]) for row, n in zip(dense.numpy(), lengths.numpy())
     )
     assert cut.numpy().tolist() == want_cut
+
+
+def _dataset_nodes(dataset):
+    graph = tf.compat.v1.GraphDef()
+    graph.ParseFromString(dataset._as_serialized_graph().numpy())
+    return list(graph.node)
+
+
+@pytest.mark.parametrize("batching", ["longest", "max_length", "bucket"])
+def test_batches_are_handed_out_without_per_batch_threads(tokenizer, batching):
+    # Issue 15, steady state: no `prefetch` after the batches (its
+    # hand-over between threads costs more than cutting a batch), no
+    # function run once per batch in "bucket" mode, and the one per-batch
+    # function of "longest" (the cut) runs inline, on the calling thread
+    # (`use_inter_op_parallelism=False`), not through the inter-op pool.
+    dataset = make_dataset(
+        LINES * 10, tokenizer, batch_size=4, max_length=8, batching=batching
+    )
+    nodes = _dataset_nodes(dataset)
+    ops = [node.op for node in nodes]
+    assert "PrefetchDataset" not in ops
+    # Maps after the batching (not the source's line maps).
+    maps = [
+        node
+        for node in nodes
+        if node.op == "MapDataset"
+        and node.input[0].startswith(("Rebatch", "FlatMap"))
+    ]
+    if batching == "longest":
+        assert len(maps) == 1
+        assert not maps[0].attr["use_inter_op_parallelism"].b
+    else:
+        assert not maps
+    if batching == "bucket":
+        # The batches come from slices of padded groups, not an unbatch.
+        assert "UnbatchDataset" not in ops
+        assert "FlatMapDataset" in ops
+    # The batches themselves are as before (pinned in
+    # test_pinned_batches.py); here, every row of every batch is real or
+    # a fill row, and the cut leaves no all-padding column.
+    for features, _ in dataset:
+        mask = features["padding_mask"].numpy()
+        if batching == "longest":
+            assert mask[:, -1].any()
