@@ -215,6 +215,22 @@ def test_add_special_tokens_from_the_template(folder):
     assert tokenizer.special_tokens["unk"] == tokenizer.token_to_id("<unk>")
 
 
+def test_skip_special_tokens_like_hf(folder):
+    path, reference, _ = _pair(folder, "albert", "albert")
+    tokenizer = load_tokenizer(path, add_special_tokens=True)
+    texts = ["Hello world", "", "[CLS] inside [MASK] x", "<pad> y <unk>"]
+    ids = [e.ids for e in reference.encode_batch(texts)]
+    special = sorted(
+        i for i, t in reference.get_added_tokens_decoder().items() if t.special
+    )
+    assert special and any(i in special for row in ids for i in row[1:-1])
+    batch = tf.ragged.constant(ids, tf.int32)
+    for skip in (False, True):
+        got = tokenizer.detokenize(batch, skip_special_tokens=skip).numpy()
+        want = reference.decode_batch(ids, skip_special_tokens=skip)
+        assert [g.decode() for g in got] == want
+
+
 def test_config_and_keras_file_round_trip(folder, tmp_path):
     path, reference, tokenizer = _pair(folder, "botchan", "bytes")
     text = tf.constant(["A bytes ☃ fallback test", "e\u0301"])

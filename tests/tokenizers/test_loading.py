@@ -174,10 +174,7 @@ def assert_decodes_like_reference(name, tokenizer, ids, skip=False):
     got = []
     for start in range(0, len(ids), 4096):
         batch = _ragged(ids[start : start + 4096])
-        if isinstance(tokenizer, WordPieceTokenizer):
-            text = tokenizer.detokenize(batch)
-        else:
-            text = tokenizer.detokenize(batch, skip_special_tokens=skip)
+        text = tokenizer.detokenize(batch, skip_special_tokens=skip)
         got += [t.decode("utf-8") for t in text.numpy()]
     want = reference_decode(name, ids, skip)
     bad = [(i, g, w) for i, g, w in zip(ids, got, want) if g != w]
@@ -353,6 +350,33 @@ def test_detokenize_any_ids_like_the_reference(name):
     assert_decodes_like_reference(name, tokenizer, rows)
     if not name.endswith(".tiktoken"):
         assert_decodes_like_reference(name, tokenizer, rows, skip=True)
+
+
+@pytest.mark.parametrize("name", ["bert_uncased", "mistral_v1"])
+def test_skip_special_tokens_like_the_reference(name):
+    """WordPiece and SentencePiece-style BPE files decode with and without
+    their special tokens as HF does (the byte-level ones: above)."""
+    tokenizer = ours(name)
+    special = sorted(
+        {
+            t.content: i
+            for i, t in hf(name).get_added_tokens_decoder().items()
+            if t.special
+        }.values()
+    )
+    assert special and tokenizer._special_ids() == special
+    rng = np.random.default_rng(1)
+    texts = sample_lines(10) + TEXTS[:20]
+    rows = []
+    for row in our_ids(tokenizer, texts):
+        for _ in range(3):  # specials at the ends and inside
+            at = int(rng.integers(0, len(row) + 1))
+            row = row[:at] + [int(rng.choice(special))] + row[at:]
+        rows.append(row)
+    assert_decodes_like_reference(name, tokenizer, rows)
+    assert_decodes_like_reference(name, tokenizer, rows, skip=True)
+    with pytest.raises(ValueError, match="skip_special_tokens"):
+        tokenizer.detokenize(rows[0], skip_special_tokens="yes")
 
 
 # --- Fuzz --------------------------------------------------------------------

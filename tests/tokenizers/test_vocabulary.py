@@ -99,6 +99,13 @@ def test_detokenize():
     assert chars.detokenize(tf.constant([4, 5], tf.int64)).numpy() == (
         chars.detokenize([4, 5]).numpy()
     )
+    # skip_special_tokens leaves out the ids of `special_tokens`.
+    specials = sorted(set(chars.special_tokens.values()))
+    assert specials == [0, 1, 2, 3]
+    kept = chars.detokenize([1, 4, 0, 5, 3, 2]).numpy().decode()
+    assert kept == "<sos>我<pad>爱<unk><eos>"
+    skipped = chars.detokenize([1, 4, 0, 5, 3, 2], skip_special_tokens=True)
+    assert skipped.numpy().decode() == "我爱"
 
 
 def test_adapt_from_dataset_equals_list():

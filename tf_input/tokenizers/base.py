@@ -21,6 +21,7 @@ ids that `add_special_tokens=True` puts around each sequence.
 from __future__ import annotations
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from tf_input._validation import checked_indices
@@ -43,6 +44,7 @@ class _EagerPath:
     def __init__(self):
         self._graphs = {}
         self._empty = None
+        self.special_mask = None
 
     def tokenize(self, tokenizer, batch):
         if batch.shape[0] == 0:
@@ -241,16 +243,25 @@ class Tokenizer(keras.layers.Layer):
             parts.append(constant_rows(self._end_ids))
         return tf.concat(parts, axis=1)
 
-    def detokenize(self, ids):
+    def detokenize(self, ids, skip_special_tokens=False):
         """Turns ids back into text.
 
         Args:
             ids: 1-D int tensor `[S]`, dense `[N, S]` (trailing padding ids
                 are dropped), or `tf.RaggedTensor` `[N, None]`.
+            skip_special_tokens: bool. Leave out the special tokens (HF's
+                `decode(ids, skip_special_tokens=True)`: a `tokenizer.json`'s
+                added tokens marked special; otherwise the ids of
+                `special_tokens`). Defaults to `False`.
 
         Returns:
             A scalar string tensor for 1-D ids, else `[N]` strings.
         """
+        if not isinstance(skip_special_tokens, bool):
+            raise ValueError(
+                "`skip_special_tokens` must be True or False. Received: "
+                f"skip_special_tokens={skip_special_tokens!r}."
+            )
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.convert_to_tensor(ids)
         if not ids.dtype.is_integer:
@@ -280,8 +291,27 @@ class Tokenizer(keras.layers.Layer):
             what="id",
         )
         ids = ids.with_flat_values(checked)
+        if skip_special_tokens:
+            keep = ~tf.gather(self._special_id_mask(), ids.flat_values)
+            ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
         text = self._detokenize_batch(ids)
         return text[0] if scalar else text
+
+    def _special_ids(self):
+        """The ids `detokenize(..., skip_special_tokens=True)` leaves out:
+        those of `special_tokens`. A `tokenizer.json` tokenizer gives its
+        added tokens marked special instead."""
+        return sorted(set(self.special_tokens.values()))
+
+    def _special_id_mask(self):
+        """bool `[vocabulary_size]`, True at `_special_ids()`; built once,
+        outside any graph, so every graph captures the same constant."""
+        if self._eager.special_mask is None:
+            mask = np.zeros(self.vocabulary_size(), bool)
+            mask[list(self._special_ids())] = True
+            with tf.init_scope():
+                self._eager.special_mask = tf.constant(mask)
+        return self._eager.special_mask
 
     def vocabulary_size(self):
         """Number of ids, `max id + 1`."""

@@ -491,10 +491,8 @@ class BytePairTokenizer(Tokenizer):
             content = normalized.get(t["id"], t["content"])
             decoded[t["id"]] = _token_bytes(content)[0]
         self._id_to_bytes = tf.constant(decoded, tf.string)
-        special_ids = [t["id"] for t in added if t["special"]]
-        skip = np.zeros(len(self._data.tokens), bool)
-        skip[special_ids] = True
-        self._special_id = tf.constant(skip)
+        # What `detokenize(..., skip_special_tokens=True)` leaves out.
+        self._data.special_ids = [t["id"] for t in added if t["special"]]
 
         # Later duplicates win, as in HF's merge map.
         keys = merge_ids[:, 0] * num_tokens + merge_ids[:, 1]
@@ -848,37 +846,11 @@ class BytePairTokenizer(Tokenizer):
         return _to_valid_utf8(tf.strings.reduce_join(pieces, axis=1))
 
     # --- Python-side API ----------------------------------------------------
-    def detokenize(self, ids, skip_special_tokens=False):
-        """Turns ids back into text, as HF's `decode(ids,
-        skip_special_tokens=...)`.
-
-        Args:
-            ids: 1-D int tensor `[S]`, dense `[N, S]` (trailing padding ids
-                are dropped), or `tf.RaggedTensor` `[N, None]`.
-            skip_special_tokens: bool. Leave out the special added tokens
-                (`<|endoftext|>`, ...). Defaults to `False`.
-
-        Returns:
-            A scalar string tensor for 1-D ids, else `[N]` strings.
-        """
-        if not isinstance(skip_special_tokens, bool):
-            raise ValueError(
-                "`skip_special_tokens` must be True or False. Received: "
-                f"skip_special_tokens={skip_special_tokens!r}."
-            )
-        if not skip_special_tokens:
-            return super().detokenize(ids)
-        self._data.skip = True
-        try:
-            return super().detokenize(ids)
-        finally:
-            self._data.skip = False
+    def _special_ids(self):
+        return self._data.special_ids
 
     def _detokenize_batch(self, ids):
         ids = tf.cast(ids.with_row_splits_dtype(tf.int64), tf.int32)
-        if getattr(self._data, "skip", False):
-            keep = ~tf.gather(self._special_id, ids.flat_values)
-            ids = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
         return self._graphs.detokenize(ids)
 
     def get_vocabulary(self):

@@ -150,6 +150,8 @@ class MetaspaceBytePairTokenizer(Tokenizer):
             tokens[t["id"]] = t["content"]
         self._tokens = tokens
         self._index = {**vocabulary, **{t["content"]: t["id"] for t in added}}
+        # What `detokenize(..., skip_special_tokens=True)` leaves out.
+        self._skipped = [t["id"] for t in added if t["special"]]
         with tf.init_scope():
             self._build(model, vocabulary, added, tokens)
         self._roles = {r: self._index[t] for r, t in (roles or {}).items()}
@@ -327,6 +329,9 @@ class MetaspaceBytePairTokenizer(Tokenizer):
     @property
     def special_tokens(self):
         return dict(self._roles)
+
+    def _special_ids(self):
+        return self._skipped
 
     @property
     def uses_core_ops_only(self):

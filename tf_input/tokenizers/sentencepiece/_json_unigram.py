@@ -739,6 +739,8 @@ class UnigramTokenizer(Tokenizer):
                 "Unigram model"
             )
         size = max([len(vocab) - 1, *(t["id"] for t in added)]) + 1
+        # What `detokenize(..., skip_special_tokens=True)` leaves out.
+        self._skipped = [t["id"] for t in added if t["special"]]
         tokens = [""] * size
         for i, (piece, _) in enumerate(vocab):
             tokens[i] = piece
@@ -951,6 +953,9 @@ class UnigramTokenizer(Tokenizer):
     def special_tokens(self):
         self._check()
         return dict(self._roles)
+
+    def _special_ids(self):
+        return self._skipped
 
     @property
     def uses_core_ops_only(self):
