@@ -38,7 +38,8 @@ class _EagerPath:
     functions (a SavedModel holds only those its exporter defines). One
     trace per `add_special_tokens` value, so setting that attribute after
     a call is honoured; `_tokenize_batch` must depend on nothing else
-    that changes after construction.
+    that changes after construction. Also holds the special-id mask of
+    `detokenize(..., skip_special_tokens=True)`, built on first use.
     """
 
     def __init__(self):
