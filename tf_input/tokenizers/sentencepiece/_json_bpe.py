@@ -13,9 +13,7 @@ one, sentencepiece's dummy prefix always goes in).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 
 import keras
 import numpy as np
@@ -24,13 +22,12 @@ import tensorflow as tf
 from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers._normalizers import Normalizer
 from tf_input.tokenizers._templates import parse_templates
-from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.byte_pair import _to_valid_utf8
 from tf_input.tokenizers.sentencepiece._bpe import _VALID_UTF8
 from tf_input.tokenizers.sentencepiece._bpe import CharBPE
+from tf_input.tokenizers.sentencepiece._json_file import JsonFileTokenizer
 
 _SPACE = "\u2581"
-_ASSET = "tokenizer.json"
 
 
 def check_supported(data):
@@ -85,7 +82,7 @@ def _metaspace_scheme(pre):
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class MetaspaceBytePairTokenizer(Tokenizer):
+class MetaspaceBytePairTokenizer(JsonFileTokenizer):
     """SentencePiece-style BPE from a `tokenizer.json`, id for id as HF.
 
     Built by `tf_input.load_tokenizer` for a `tokenizer.json` whose model
@@ -111,26 +108,6 @@ class MetaspaceBytePairTokenizer(Tokenizer):
         int32 ids: `[S]` for a scalar, `tf.RaggedTensor` `[N, None]` for a
         batch.
     """
-
-    def __init__(
-        self,
-        tokenizer_json,
-        *,
-        add_special_tokens=False,
-        roles=None,
-        split_special_tokens=False,
-        templates=None,
-        **kwargs,
-    ):
-        super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        self._json_text = None
-        self._roles_arg = roles
-        self._templates_arg = templates
-        self._expected_sha256 = None
-        self.split_special_tokens = split_special_tokens
-        if tokenizer_json is _FROM_ASSETS:
-            return  # `load_assets` sets it (a `.keras` file).
-        self._setup(tokenizer_json)
 
     def _setup(self, tokenizer_json):
         self._json_text = tokenizer_json
@@ -337,62 +314,6 @@ class MetaspaceBytePairTokenizer(Tokenizer):
     def uses_core_ops_only(self):
         return True
 
-    # --- Saving ---------------------------------------------------------------
-    def get_config(self):
-        digest = hashlib.sha256(self._json_text.encode()).hexdigest()
-        _KNOWN[digest] = self._json_text
-        return {
-            **super().get_config(),
-            "tokenizer_json": None,
-            "tokenizer_json_sha256": digest,
-            "roles": self._roles_arg,
-            "split_special_tokens": self.split_special_tokens,
-            "templates": self._templates_arg,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        digest = config.pop("tokenizer_json_sha256", None)
-        if not isinstance(config.get("tokenizer_json"), str):
-            config["tokenizer_json"] = _KNOWN.get(digest, _FROM_ASSETS)
-        layer = cls(**config)
-        layer._expected_sha256 = digest
-        return layer
-
-    def save_assets(self, dir_path):
-        self._check()
-        with open(os.path.join(dir_path, _ASSET), "w", encoding="utf-8") as f:
-            f.write(self._json_text)
-
-    def load_assets(self, dir_path):
-        path = os.path.join(dir_path, _ASSET)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        if self._expected_sha256 not in (None, digest):
-            raise ValueError(
-                f"MetaspaceBytePairTokenizer: the asset {path!r} has SHA-256 "
-                f"{digest}, but the config names {self._expected_sha256}: "
-                "the saved file is corrupt or was edited."
-            )
-        if self._json_text is None:
-            self._setup(text)
-
-    def _check(self):
-        if self._json_text is None:
-            raise ValueError(
-                "This MetaspaceBytePairTokenizer has no tokenizer.json yet "
-                "(made by `from_config` from a config that names it by "
-                "digest only): load the `.keras` file with "
-                "`keras.saving.load_model`."
-            )
-
 
 class _Graphs:
     """Holds the traced functions, out of Keras' attribute tracking."""
-
-
-# JSON texts whose config was taken in this process, by SHA-256.
-_KNOWN = {}
-_FROM_ASSETS = object()

@@ -30,9 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import hashlib
 import json
-import os
 import struct
 
 import keras
@@ -44,12 +42,11 @@ from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers import _unicode
 from tf_input.tokenizers._normalizers import Normalizer
 from tf_input.tokenizers._templates import parse_templates
-from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.byte_pair import _to_valid_utf8
 from tf_input.tokenizers.sentencepiece._graphemes import cluster_starts
+from tf_input.tokenizers.sentencepiece._json_file import JsonFileTokenizer
 
 _SPACE = "\u2581"
-_ASSET = "tokenizer.json"
 _NONE = b"\xff"  # a table miss: never in valid UTF-8
 _SEP = b"\xfe"  # a word break: never in valid UTF-8
 _WHITE_SPACE = _unicode.WHITE_SPACE.re2()
@@ -673,7 +670,7 @@ class _Viterbi(tf.Module):
 
 # --- The layer ---------------------------------------------------------------
 @keras.saving.register_keras_serializable(package="tf_input")
-class UnigramTokenizer(Tokenizer):
+class UnigramTokenizer(JsonFileTokenizer):
     """A Hugging Face `Unigram` `tokenizer.json`, id for id as HF.
 
     Built by `tf_input.load_tokenizer` for a `tokenizer.json` whose model
@@ -703,26 +700,6 @@ class UnigramTokenizer(Tokenizer):
         int32 ids: `[S]` for a scalar, `tf.RaggedTensor` `[N, None]` for a
         batch.
     """
-
-    def __init__(
-        self,
-        tokenizer_json,
-        *,
-        add_special_tokens=False,
-        roles=None,
-        split_special_tokens=False,
-        templates=None,
-        **kwargs,
-    ):
-        super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        self._json_text = None
-        self._roles_arg = roles
-        self._templates_arg = templates
-        self._expected_sha256 = None
-        self.split_special_tokens = split_special_tokens
-        if tokenizer_json is _FROM_ASSETS:
-            return  # `load_assets` sets it (a `.keras` file).
-        self._setup(tokenizer_json)
 
     def _setup(self, tokenizer_json):
         data = json.loads(tokenizer_json)
@@ -961,57 +938,6 @@ class UnigramTokenizer(Tokenizer):
     def uses_core_ops_only(self):
         return True
 
-    # --- Saving ---------------------------------------------------------------
-    def get_config(self):
-        self._check()
-        digest = hashlib.sha256(self._json_text.encode()).hexdigest()
-        _KNOWN[digest] = self._json_text
-        return {
-            **super().get_config(),
-            "tokenizer_json": None,
-            "tokenizer_json_sha256": digest,
-            "roles": self._roles_arg,
-            "split_special_tokens": self.split_special_tokens,
-            "templates": self._templates_arg,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        digest = config.pop("tokenizer_json_sha256", None)
-        if not isinstance(config.get("tokenizer_json"), str):
-            config["tokenizer_json"] = _KNOWN.get(digest, _FROM_ASSETS)
-        layer = cls(**config)
-        layer._expected_sha256 = digest
-        return layer
-
-    def save_assets(self, dir_path):
-        self._check()
-        with open(os.path.join(dir_path, _ASSET), "w", encoding="utf-8") as f:
-            f.write(self._json_text)
-
-    def load_assets(self, dir_path):
-        path = os.path.join(dir_path, _ASSET)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        if self._expected_sha256 not in (None, digest):
-            raise ValueError(
-                f"UnigramTokenizer: the asset {path!r} has SHA-256 {digest}, "
-                f"but the config names {self._expected_sha256}: the saved "
-                "file is corrupt or was edited."
-            )
-        if self._json_text is None:
-            self._setup(text)
-
-    def _check(self):
-        if self._json_text is None:
-            raise ValueError(
-                "This UnigramTokenizer has no tokenizer.json yet (made by "
-                "`from_config` from a config that names it by digest only): "
-                "load the `.keras` file with `keras.saving.load_model`."
-            )
-
 
 def _split_marked(marked):
     """`[S]` strings with `_SEP` between parts -> (the non-empty parts,
@@ -1028,8 +954,3 @@ def _split_marked(marked):
 
 class _Graphs:
     """Holds the traced functions, out of Keras' attribute tracking."""
-
-
-# JSON texts whose config was taken in this process, by SHA-256.
-_KNOWN = {}
-_FROM_ASSETS = object()
