@@ -41,6 +41,17 @@ _CODE_POINTS = 0x110000
 _DENSE_CHARS = 0x30000
 
 
+def _lower_bound(sorted_values, values):
+    """`tf.searchsorted(sorted_values, values)` (1-D, int64) in 4 graph
+    nodes instead of 14 (every node costs each `tf.data` iterator)."""
+    found = tf.raw_ops.LowerBound(
+        sorted_inputs=sorted_values[None],
+        values=values[None],
+        out_type=tf.int64,
+    )
+    return tf.reshape(found, [-1])
+
+
 def _int_table(keys, values, default=-1):
     return tf.lookup.StaticHashTable(
         tf.lookup.KeyValueTensorInitializer(
@@ -234,13 +245,19 @@ class CharBPE(tf.Module):
         offsets = tf.cast(offsets, tf.int64)
         chars = tf.cast(chars, tf.int64)
         num_chars = tf.size(chars, tf.int64)
-        joins = self._joinable.lookup(chars[:-1] * _CODE_POINTS + chars[1:])
         # Chunks start at every word start and where no merge joins a
-        # character to the one before.
-        word_first = tf.searchsorted(offsets, starts, out_type=tf.int64)
-        cut = tf.concat([[True], joins <= 0], 0)[:num_chars] | (
-            marks(word_first, num_chars + 1)[:num_chars] > 0
+        # character to the one before (the first: a negative key, no
+        # junction). Word starts are scattered in: a word may start at
+        # `num_chars` (empty words at the end), so one more place.
+        joins = self._joinable.lookup(
+            _previous(chars, -1) * _CODE_POINTS + chars
         )
+        word_first = _lower_bound(offsets, starts)
+        cut = tf.tensor_scatter_nd_update(
+            tf.concat([joins <= 0, [True]], 0),
+            word_first[:, None],
+            tf.ones_like(word_first, tf.bool),
+        )[:-1]
         first_char = tf.reshape(tf.where(cut), [-1])
         num_chunks = tf.size(first_char, tf.int64)
         single = tf.concat([first_char[1:], num_chars[None]], 0) == (
@@ -297,7 +314,7 @@ class CharBPE(tf.Module):
             tf.concat([tf.cast(unit, tf.int32), merged_values], 0),
             tf.range(splits[-1]) + tf.gather(first - splits[:-1], row),
         )
-        first_chunk = tf.searchsorted(first_char, word_first, out_type=tf.int64)
+        first_chunk = _lower_bound(first_char, word_first)
         word_splits = tf.gather(
             splits, tf.concat([first_chunk, num_chunks[None]], 0)
         )
@@ -322,11 +339,12 @@ class CharBPE(tf.Module):
             tf.strings.unicode_encode(tf.cast(char_code, tf.int32), "UTF-8"),
             tf.uint8,
         )
-        size = (
-            1
-            + tf.cast(char_code >= 0x80, tf.int64)
-            + tf.cast(char_code >= 0x800, tf.int64)
-            + tf.cast(char_code >= 0x10000, tf.int64)
+        # UTF-8 lengths: 1 below U+0080, 2 below U+0800, 3 below U+10000.
+        size = 1 + tf.cast(
+            tf.raw_ops.Bucketize(
+                input=char_code, boundaries=[0x80, 0x800, 0x10000]
+            ),
+            tf.int64,
         )
         values = tf.concat(
             [values, tf.gather(self._byte_ids, tf.cast(raw, tf.int32))], 0
@@ -353,6 +371,7 @@ class CharBPE(tf.Module):
             num_tokens=self.num_tokens,
             all_at_once=self.all_at_once,
             tied_ranks=self._tied,
+            set_aside=True,
         )
         counts = tf.math.unsorted_segment_sum(
             tf.ones_like(chunk_of, tf.int64), chunk_of, num_words
