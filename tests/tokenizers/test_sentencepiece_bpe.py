@@ -180,6 +180,35 @@ def test_merges_cross_spaces_and_equal_scores_go_leftmost():
     assert {"e\u2581\u2581", "\u2581\u2581\u2581\u2581"} <= pieces
 
 
+@pytest.mark.parametrize("extra, fused, dense", [
+    # A piece "xΩ" whose "Ω" is no piece: a chunk of several characters
+    # may hold a character without a piece, so byte fallback stays a pass
+    # after the merges.
+    ([("x\u03a9", -1.0), ("\u03a9y", -1.5)], False, False),
+    # A piece beyond the dense table's code points: one-character chunks
+    # take the hash table.
+    ([("\U000e0041", -1.0), ("a\U000e0041", -1.2)], True, False),
+    # The "kept" model as it is (Mistral's case): fused and dense.
+    ([], True, True),
+])  # fmt: skip
+def test_byte_fallback_in_the_chunk_assembly_and_after_it(extra, fused, dense):
+    model = _read_model(trained("kept"))
+    pieces = list(zip(model.pieces, model.scores, model.types))
+    pieces += [(p, s, 1) for p, s in extra]
+    proto = model.serialize(pieces)
+    tokenizer = SentencePieceTokenizer(proto)
+    engine = tokenizer._char_bpe
+    assert engine._fused == fused
+    assert (getattr(engine, "_final_dense", None) is not None) == dense
+    reference = spm.SentencePieceProcessor(model_proto=proto)
+    texts = TRICKY + [
+        "x\u03a9 \u03a9 \u03a9y x\u03a9y xx\u03a9\u03a9 \u03a9\u03a9y",
+        "\U000e0041 a\U000e0041 \U000e0041\U000e0041 b\U000e0041a",
+        "凤姐儿笑道 😀😀 x😀y \u03a9😀 a\U000e0041😀",
+    ]
+    assert as_lists(tokenizer(texts)) == reference.encode(texts)
+
+
 @requires_shared_data
 @pytest.mark.parametrize("folder, name", MISTRAL)
 def test_mistral_tricky_texts_and_space_runs(folder, name):

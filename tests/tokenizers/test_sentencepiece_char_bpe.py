@@ -94,7 +94,8 @@ def reference_bpe(sequence, merges):
     [(False, False), (True, False), (False, True)],
 )
 @pytest.mark.parametrize("num_base, num_merged", [(6, 60), (4, 80)])
-def test_merge_loop_is_bpe(tied, all_at_once, num_base, num_merged):
+@pytest.mark.parametrize("set_aside", [False, True])
+def test_merge_loop_is_bpe(tied, all_at_once, num_base, num_merged, set_aside):
     rng = random.Random(11 + tied + 2 * all_at_once + num_base)
     rows, ranks = _random_merges(
         rng, num_base, num_merged, tied, ordered=all_at_once
@@ -127,7 +128,10 @@ def test_merge_loop_is_bpe(tied, all_at_once, num_base, num_merged):
             num_tokens=num_tokens,
             all_at_once=all_at_once,
             tied_ranks=tied_ranks,
+            set_aside=set_aside,
         )
+        # In order: chunk by chunk (finished chunks are put back).
+        assert np.all(np.diff(got_chunk.numpy()) >= 0)
         got = [[] for _ in lengths]
         for token, chunk in zip(got_tok.numpy(), got_chunk.numpy()):
             got[chunk].append(int(token))

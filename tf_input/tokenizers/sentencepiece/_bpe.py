@@ -37,6 +37,19 @@ from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 
 _INF = np.iinfo(np.int64).max
 _CODE_POINTS = 0x110000
+# Up to this many code points, one-character chunks take a dense table.
+_DENSE_CHARS = 0x30000
+
+
+def _lower_bound(sorted_values, values):
+    """`tf.searchsorted(sorted_values, values)` (1-D, int64) in 4 graph
+    nodes instead of 14 (every node costs each `tf.data` iterator)."""
+    found = tf.raw_ops.LowerBound(
+        sorted_inputs=sorted_values[None],
+        values=values[None],
+        out_type=tf.int64,
+    )
+    return tf.reshape(found, [-1])
 
 
 def _int_table(keys, values, default=-1):
@@ -69,6 +82,14 @@ class CharBPE(tf.Module):
         runs: None or `(char id, block id, block length)`: runs of one
             character merged in blocks before the loop (see
             `_runs_of_one_character`).
+        byte_ids: None, or the ids of the 256 byte pieces `<0x00>..<0xFF>`:
+            a character without a piece becomes the pieces of its UTF-8
+            bytes (byte fallback); without them, `unk_id`, one for each run
+            of such characters (as sentencepiece).
+        unk_id: the unknown id.
+        reserved: `(code point, id)` pairs: characters that are no symbol
+            but whose text is a piece of another kind (a one-character
+            control piece), which they become.
     """
 
     def __init__(
@@ -82,9 +103,20 @@ class CharBPE(tf.Module):
         whole=(),
         extra_words=((), ()),
         runs=None,
+        byte_ids=None,
+        unk_id=0,
+        reserved=(),
     ):
         super().__init__()
         self._runs = runs
+        self._unk_id = unk_id
+        self._byte_ids = None
+        if byte_ids is not None:
+            self._byte_ids = tf.constant(byte_ids, tf.int32)
+        reserved = list(reserved)
+        self._reserved = None
+        if reserved:
+            self._reserved = _int_table(*zip(*reserved))
         self.num_pieces = len(pieces)
         self.num_tokens = self.num_pieces + _CODE_POINTS
         chars = [(ord(t), i) for t, i in symbols.items() if len(t) == 1]
@@ -122,6 +154,33 @@ class CharBPE(tf.Module):
             for left, right in merges[:, :2].tolist()
         }
         self._joinable = _int_table(sorted(junctions), [1] * len(junctions), 0)
+        # With byte fallback, the final ids come out of the chunk assembly
+        # (no second pass over every id: on Hong Lou Meng that pass was a
+        # third of the batch) when a chunk of several characters never
+        # holds a character without a piece: every character of such a
+        # chunk is in a junction (it joins a neighbour).
+        single_chars = {c for c, _ in chars}
+        self._fused = byte_ids is not None and all(
+            key // _CODE_POINTS in single_chars
+            and key % _CODE_POINTS in single_chars
+            for key in junctions
+        )
+        if self._fused:
+            # A one-character chunk's final id: its symbol, else a reserved
+            # piece of its text, else -1 (its bytes).
+            own = dict(reserved)
+            own.update(chars)
+            # A dense table when the characters are few code points apart
+            # (Mistral: up to U+1F97A, 0.5 MB): a gather instead of a hash
+            # lookup per chunk (on Hong Lou Meng, ~250k chunks a batch).
+            self._top_char = max(own, default=0) + 1
+            self._final_dense = None
+            if self._top_char <= _DENSE_CHARS:
+                dense = np.full(self._top_char + 1, -1, np.int32)
+                dense[list(own)] = list(own.values())
+                self._final_dense = tf.constant(dense)
+            else:
+                self._final_chars = _int_table(list(own), list(own.values()))
         # The pieces that BPE leaves whole when a chunk is their text.
         whole = list(whole)
         found = []
@@ -148,10 +207,17 @@ class CharBPE(tf.Module):
 
     # --- Graph code ---------------------------------------------------------
     def encode(self, words):
-        """`[W]` valid UTF-8 strings -> `(int32 ids, int64 row_splits)`."""
+        """`[W]` valid UTF-8 strings -> `(int32 ids, int64 row_splits)`:
+        BPE, then characters without a piece as byte pieces or unknown."""
         if self._has_extra_words:
-            return lookup_or_merge(words, self._word_table, self._merge_chunks)
-        return self._merge_chunks(words)
+            values, splits = lookup_or_merge(
+                words, self._word_table, self._merge_chunks
+            )
+        else:
+            values, splits = self._merge_chunks(words)
+        if self._fused:
+            return values, splits
+        return self._characters_to_pieces(values, splits)
 
     def _initial_ids(self, code_points):
         code_points = tf.cast(code_points, tf.int64)
@@ -179,26 +245,34 @@ class CharBPE(tf.Module):
         offsets = tf.cast(offsets, tf.int64)
         chars = tf.cast(chars, tf.int64)
         num_chars = tf.size(chars, tf.int64)
-        joins = self._joinable.lookup(chars[:-1] * _CODE_POINTS + chars[1:])
         # Chunks start at every word start and where no merge joins a
-        # character to the one before.
-        word_first = tf.searchsorted(offsets, starts, out_type=tf.int64)
-        cut = tf.concat([[True], joins <= 0], 0)[:num_chars] | (
-            marks(word_first, num_chars + 1)[:num_chars] > 0
+        # character to the one before (the first: a negative key, no
+        # junction). Word starts are scattered in: a word may start at
+        # `num_chars` (empty words at the end), so one more place.
+        joins = self._joinable.lookup(
+            _previous(chars, -1) * _CODE_POINTS + chars
         )
+        word_first = _lower_bound(offsets, starts)
+        cut = tf.tensor_scatter_nd_update(
+            tf.concat([joins <= 0, [True]], 0),
+            word_first[:, None],
+            tf.ones_like(word_first, tf.bool),
+        )[:-1]
         first_char = tf.reshape(tf.where(cut), [-1])
         num_chunks = tf.size(first_char, tf.int64)
         single = tf.concat([first_char[1:], num_chars[None]], 0) == (
             first_char + 1
         )
-        byte_at = tf.gather(offsets, first_char)
-        byte_end = tf.concat([byte_at[1:], num_bytes[None]], 0)
+        # The longer chunks' bytes (the next chunk's first byte ends one).
         multi_at = tf.reshape(tf.where(~single), [-1])
-        multi = tf.strings.substr(
-            joined,
-            tf.gather(byte_at, multi_at),
-            tf.gather(byte_end - byte_at, multi_at),
+        byte_at = tf.gather(offsets, tf.gather(first_char, multi_at))
+        byte_end = tf.gather(
+            tf.concat([offsets, num_bytes[None]], 0),
+            tf.gather(
+                tf.concat([first_char, num_chars[None]], 0), multi_at + 1
+            ),
         )
+        multi = tf.strings.substr(joined, byte_at, byte_end - byte_at)
         # Per longer chunk: its id if BPE leaves it whole, else -1 - the
         # index of its distinct text among the misses.
         whole = self._chunk_table.lookup(multi)
@@ -207,14 +281,18 @@ class CharBPE(tf.Module):
         merged_values, merged_splits = self._merge_words(unique)
         found = tf.tensor_scatter_nd_update(whole, miss_at[:, None], -1 - which)
         # Per chunk: `unit` >= 0 is its one id, else it is merged text
-        # number `-1 - unit`. Padded: `rank` is the number of longer
-        # chunks for the single ones after the last of them.
-        rank = tf.cumsum(tf.cast(~single, tf.int64), exclusive=True)
-        unit = tf.where(
-            single,
-            tf.cast(self._initial_ids(tf.gather(chars, first_char)), tf.int64),
-            tf.gather(tf.concat([found, [0]], 0), rank),
-        )
+        # number `-1 - unit`. The longer chunks' units are scattered in:
+        # fewer than the chunks, and a cumulative sum over all chunks to
+        # gather them took as long.
+        code = tf.gather(chars, first_char)
+        if self._fused:
+            own, merged_values, merged_splits = self._fallback_chunks(
+                code, single, tf.size(unique, tf.int64), merged_values,
+                merged_splits,
+            )  # fmt: skip
+        else:
+            own = tf.cast(self._initial_ids(code), tf.int64)
+        unit = tf.tensor_scatter_nd_update(own, multi_at[:, None], found)
         merged = tf.maximum(-1 - unit, 0)
         is_merged = unit < 0
         lengths = tf.where(
@@ -236,11 +314,45 @@ class CharBPE(tf.Module):
             tf.concat([tf.cast(unit, tf.int32), merged_values], 0),
             tf.range(splits[-1]) + tf.gather(first - splits[:-1], row),
         )
-        first_chunk = tf.searchsorted(first_char, word_first, out_type=tf.int64)
+        first_chunk = _lower_bound(first_char, word_first)
         word_splits = tf.gather(
             splits, tf.concat([first_chunk, num_chunks[None]], 0)
         )
         return values, word_splits
+
+    def _fallback_chunks(self, code, single, num_merged, values, splits):
+        """The final ids of the one-character chunks (`code`: each chunk's
+        first code point): a piece's id, or for a character without one,
+        `-1 - m` where merged text `m` (appended to `values` / `splits`,
+        after the `num_merged` texts of the merge loop) is its byte
+        pieces. The assembly then expands them with the merged chunks."""
+        if self._final_dense is None:
+            own = self._final_chars.lookup(code)
+        else:
+            own = tf.cast(
+                tf.gather(self._final_dense, tf.minimum(code, self._top_char)),
+                tf.int64,
+            )
+        fallback_at = tf.where(single & (own < 0))
+        char_code = tf.gather_nd(code, fallback_at)
+        raw = tf.io.decode_raw(
+            tf.strings.unicode_encode(tf.cast(char_code, tf.int32), "UTF-8"),
+            tf.uint8,
+        )
+        # UTF-8 lengths: 1 below U+0080, 2 below U+0800, 3 below U+10000.
+        size = 1 + tf.cast(
+            tf.raw_ops.Bucketize(
+                input=char_code, boundaries=[0x80, 0x800, 0x10000]
+            ),
+            tf.int64,
+        )
+        values = tf.concat(
+            [values, tf.gather(self._byte_ids, tf.cast(raw, tf.int32))], 0
+        )
+        splits = tf.concat([splits, splits[-1] + tf.cumsum(size)], 0)
+        which = num_merged + tf.range(tf.size(char_code, tf.int64))
+        own = tf.tensor_scatter_nd_update(own, fallback_at, -1 - which)
+        return own, values, splits
 
     def _merge_words(self, words):
         """BPE of `[M]` strings, each one chunk -> `(ids, row_splits)`."""
@@ -259,6 +371,7 @@ class CharBPE(tf.Module):
             num_tokens=self.num_tokens,
             all_at_once=self.all_at_once,
             tied_ranks=self._tied,
+            set_aside=True,
         )
         counts = tf.math.unsorted_segment_sum(
             tf.ones_like(chunk_of, tf.int64), chunk_of, num_words
@@ -293,14 +406,13 @@ class CharBPE(tf.Module):
         tok = tf.where(inside, block_id, tok)
         return _take(tok, keep), _take(chunk_of, keep)
 
-    def characters_to_pieces(self, ids, splits, byte_ids, unk_id, reserved):
-        """Ids of characters without a piece -> final ids.
-
-        `reserved`: an int table from code point to the id of a piece of
-        another kind with that text (a one-character control piece), or
-        None. The others become their UTF-8 bytes' pieces (`byte_ids`, a
-        `[256]` int32 tensor) or, without byte fallback, `unk_id`.
-        """
+    def _characters_to_pieces(self, ids, splits):
+        """Ids of characters without a piece -> final ids: a reserved
+        piece of their text, else their UTF-8 bytes' pieces or, without
+        byte fallback, the unknown id."""
+        byte_ids, unk_id, reserved = (
+            self._byte_ids, self._unk_id, self._reserved
+        )  # fmt: skip
         is_char = ids >= self.num_pieces
         code = tf.cast(tf.where(is_char, ids - self.num_pieces, 0), tf.int64)
         if reserved is not None:

@@ -169,15 +169,7 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                 "SentencePiece-style BPE"
             )
         placeholders = [_added_tokens.placeholder(t["id"]) for t in added]
-        self._engine = CharBPE(
-            tokens,
-            vocabulary,
-            np.array(merges, np.int64).reshape([-1, 3]),
-            np.arange(len(merges), dtype=np.int64),
-            whole=sorted(vocabulary.values()),
-            extra_words=(placeholders, [t["id"] for t in added]),
-        )
-        self._byte_ids = None
+        byte_ids = None
         names = [f"<0x{b:02X}>" for b in range(256)]
         if model.get("byte_fallback"):
             if not all(n in vocabulary for n in names):
@@ -185,11 +177,18 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                     "byte_fallback needs the 256 tokens <0x00>..<0xFF> in "
                     "the vocabulary"
                 )
-            self._byte_ids = tf.constant(
-                [vocabulary[n] for n in names], tf.int32
-            )
+            byte_ids = [vocabulary[n] for n in names]
         unk = model.get("unk_token")
-        self._unk_id = vocabulary.get(unk, 0) if unk else 0
+        self._engine = CharBPE(
+            tokens,
+            vocabulary,
+            np.array(merges, np.int64).reshape([-1, 3]),
+            np.arange(len(merges), dtype=np.int64),
+            whole=sorted(vocabulary.values()),
+            extra_words=(placeholders, [t["id"] for t in added]),
+            byte_ids=byte_ids,
+            unk_id=vocabulary.get(unk, 0) if unk else 0,
+        )
         # Decoding: each token's text with "▁" as a space; byte tokens are
         # their byte.
         texts, is_byte = [], []
@@ -235,11 +234,7 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
             segments = tf.where(is_token, segments, self._normalizer(segments))
         if self._metaspace is not None:
             segments = self._apply_metaspace(segments, is_token, per_line)
-        engine = self._engine
-        values, splits = engine.encode(segments)
-        values, splits = engine.characters_to_pieces(
-            values, splits, self._byte_ids, self._unk_id, None
-        )
+        values, splits = self._engine.encode(segments)
         return tf.RaggedTensor.from_row_splits(
             values, tf.gather(splits, per_line), validate=False
         )

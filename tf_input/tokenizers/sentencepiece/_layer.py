@@ -17,7 +17,6 @@ from tf_input._ragged import row_ids
 from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.sentencepiece._bpe import CharBPE
-from tf_input.tokenizers.sentencepiece._bpe import _int_table
 from tf_input.tokenizers.sentencepiece._bpe import model_merges
 from tf_input.tokenizers.sentencepiece._bpe import replace_invalid_bytes
 from tf_input.tokenizers.sentencepiece._decoding import _Decoder
@@ -336,18 +335,14 @@ class SentencePieceTokenizer(Tokenizer):
                 [_added_tokens.placeholder(i) for _, i in user],
                 [i for _, i in user],
             ),
+            byte_ids=self._byte_ids,
+            unk_id=model.unk_id,
+            reserved=[
+                (ord(p), i)
+                for i, (p, t) in enumerate(zip(model.pieces, model.types))
+                if len(p) == 1 and t != _NORMAL and t != _USER_DEFINED
+            ],
         )
-        reserved = [
-            (ord(p), i)
-            for i, (p, t) in enumerate(zip(model.pieces, model.types))
-            if len(p) == 1 and t != _NORMAL and t != _USER_DEFINED
-        ]
-        self._reserved_chars = None
-        if reserved:
-            self._reserved_chars = _int_table(*zip(*reserved))
-        self._byte_id_tensor = None
-        if self._byte_ids is not None:
-            self._byte_id_tensor = tf.constant(self._byte_ids, tf.int32)
 
     def _build_unigram(self, model):
         plan = _unigram_plan(self.proto)
@@ -416,15 +411,7 @@ class SentencePieceTokenizer(Tokenizer):
         texts = tf.reshape(texts, [-1])
         texts = self._plain_normalize(replace_invalid_bytes(texts))
         segments, per_line = self._user_pieces(texts)
-        engine = self._char_bpe
-        values, splits = engine.encode(segments)
-        values, splits = engine.characters_to_pieces(
-            values,
-            splits,
-            self._byte_id_tensor,
-            self._model.unk_id,
-            self._reserved_chars,
-        )
+        values, splits = self._char_bpe.encode(segments)
         return tf.RaggedTensor.from_row_splits(
             values, tf.gather(splits, per_line), validate=False
         )
