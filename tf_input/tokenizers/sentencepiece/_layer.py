@@ -489,10 +489,13 @@ class SentencePieceTokenizer(Tokenizer):
         piece (or pseudo piece) per character, by code point. Strict
         decoding: the route's pattern admits valid UTF-8 only, so a bad
         byte here is a bug, and raises rather than giving wrong ids."""
-        if self._model.remove_extra_whitespaces:
-            texts = tf.strings.regex_replace(texts, "^ +", "")
+        # Leading spaces (none unless the library removes them) become
+        # the dummy "▁".
+        texts = tf.strings.regex_replace(
+            texts, "^ *", _SPACE, replace_global=False
+        )
         splits, code_points = tf.raw_ops.UnicodeDecode(
-            input=tf.strings.join([_SPACE, texts]),
+            input=texts,
             input_encoding="UTF-8",
             errors="strict",
             Tsplits=tf.int64,
