@@ -215,13 +215,15 @@ class _UnigramPlan:
         could break a tie) is needed, only one table lookup per character.
 
         `trivial_pattern` matches those lines, over characters of the BMP
-        that are safe for the first route, that no user-defined piece
-        holds, that are not the second character of a normalization key
-        (so no key longer than one character matches, and the line
-        normalizes character by character) and that normalize to one such
-        character;
-        `trivial_table` gives by code point the id (or pseudo id) of the
-        normalized character, -1 for characters outside the route.
+        that are safe for the first route (or that only a rule starting
+        with a space could change: `after_space`), that no user-defined
+        piece of two or more characters holds (one of one character stays
+        itself, as the library keeps it out of normalization), that are
+        not the second character of a normalization key (so no longer key
+        matches, and the line normalizes character by character) and that
+        normalize to one such character. `trivial_table` gives by code
+        point the id (or pseudo id) of the normalized character, -1 for
+        characters outside the route.
         """
         if not (model.add_dummy_prefix and model.escape_whitespaces):
             return
@@ -305,9 +307,9 @@ class _UnigramPlan:
         if spaces:
             pattern = f" *(?:{pattern})"
             table[ord(" ")] = ids[_SPACE]
-        # RE2 runs a pattern this long on its slow engine, when the fast
-        # one runs out of memory (sp-test-ja: ~290,000 characters, CJK
-        # characters in and out of longer pieces, all but one line slower).
+        # A pattern this long makes RE2's fast engine run out of memory,
+        # and every line then runs on its slow one (sp-test-ja: ~290,000
+        # characters, its CJK characters in and out of longer pieces).
         if len(pattern) > _TRIVIAL_PATTERN_LIMIT:
             return
         table[ord(_SPACE)] = ids[_SPACE]
