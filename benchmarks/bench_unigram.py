@@ -8,9 +8,12 @@ run, iterator start-up included) and through `sentencepiece`'s batch
 `encode` on the same batches. Besides the wall time of an epoch it
 reports its CPU time (`time.process_time`, all threads): on a shared
 machine the CPU time moves less with the other jobs than the wall time.
-It also reports the iterator start-up alone (an epoch of one short
-line, minus that of a trivial map) and, with `--construction`, the
-construction time and peak memory of each model in fresh processes.
+It also reports the steady throughput (one iterator over the lines
+repeated to 24 batches, timed from its first batch, as in
+`bench_tokenizers.py`; against `sentencepiece`'s median epoch), the
+iterator start-up alone (an epoch of one short line, minus that of a
+trivial map) and, with `--construction`, the construction time and peak
+memory of each model in fresh processes.
 
 One warm-up pass is excluded; figures are medians of `--repeats` passes
 with the implementations interleaved. Parity (lines whose ids equal
@@ -127,6 +130,9 @@ def measure(models, corpora, repeats):
                 times["ours"],
                 times["sentencepiece"],
             )
+            steady = common.steady_runner(tokenizer, lines)
+            steady()  # warm-up
+            steady_rate = statistics.median(steady() for _ in range(repeats))
             row = {
                 "model": model,
                 "corpus": corpus,
@@ -138,6 +144,8 @@ def measure(models, corpora, repeats):
                 "ours_cpu_ms": cpu * 1000,
                 "sp_cpu_ms": ref_cpu * 1000,
                 "cpu_ratio": ref_cpu / cpu,
+                "steady_lines_per_s": steady_rate,
+                "steady_ratio": steady_rate / (len(lines) / ref_wall),
                 "start_up_ms": extra * 1000,
                 "nodes": nodes,
             }
@@ -146,7 +154,9 @@ def measure(models, corpora, repeats):
                 f"  {corpus:12s} epoch {row['ours_ms']:7.1f} ms vs "
                 f"{row['sp_ms']:6.1f} ms ({row['ratio']:.2f}x sentencepiece)"
                 f"; CPU {row['ours_cpu_ms']:7.1f} vs {row['sp_cpu_ms']:6.1f} "
-                f"ms ({row['cpu_ratio']:.2f}x); parity {same}/{len(lines)}",
+                f"ms ({row['cpu_ratio']:.2f}x); steady {steady_rate:,.0f} "
+                f"lines/s ({row['steady_ratio']:.2f}x); parity "
+                f"{same}/{len(lines)}",
                 flush=True,
             )
     return rows

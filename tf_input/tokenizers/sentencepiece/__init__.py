@@ -43,6 +43,14 @@ How each model type is encoded, and why:
   rare characters are replaced by a placeholder that has a pseudo piece,
   and the fast op runs with normalization switched off.
 
+  Lines whose lattice has a single path skip the op (a third route): when
+  no two neighbouring characters of the normalized line both occur in
+  pieces of two or more characters, and the first does not follow "▁" in
+  a piece, no piece spans any boundary, so each character is its own
+  piece (or unknown) and its id is a table lookup, with no search and no
+  float comparison (`_UnigramPlan._plan_trivial_route`). For ALBERT these
+  are 91% of the lines of the Chinese novel and 44% of Tatoeba-36's.
+
 Known limit: on a line whose best-path score passes 1e5 in magnitude
 (about 25,000 tokens) `sentencepiece` 0.2.3 re-centres its float32 scores,
 which no TF op does, so exact ties after that point may be broken

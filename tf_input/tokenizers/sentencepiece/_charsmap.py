@@ -38,18 +38,10 @@ def _first_chars(children, node, prefix=b""):
     return out
 
 
-def _charsmap_facts(blob, is_bad):
-    """What routing needs to know about a `precompiled_charsmap`.
-
-    The rules are a Darts-clone double array (a DAG that shares suffixes)
-    from key bytes to an offset into a block of NUL-terminated replacement
-    strings. Returns `(first, single, unsafe, after_space, spaced)`: the first
-    characters of all keys, the characters that are keys on their own, the
-    first characters of keys whose replacement satisfies `is_bad(text)`,
-    the second characters of keys that start with a space, and the
-    characters that are keys on their own with a space in their
-    replacement.
-    """
+def _read_trie(blob):
+    """`(children, values, strings)` of a `precompiled_charsmap`: the trie's
+    edges `{node: [(byte, child)]}`, the replacement offset of each node
+    that ends a key, and the block of replacement strings."""
     if len(blob) < 4:
         raise _ProtoError("precompiled_charsmap is shorter than 4 bytes")
     (trie_size,) = struct.unpack_from("<I", blob, 0)
@@ -82,6 +74,22 @@ def _charsmap_facts(blob, is_bad):
             values[kid] = int(units[leaf]) & ((1 << 31) - 1)
         frontier = np.unique(kids[~seen[kids]])
         seen[frontier] = True
+    return children, values, strings
+
+
+def _charsmap_facts(blob, is_bad):
+    """What routing needs to know about a `precompiled_charsmap`.
+
+    The rules are a Darts-clone double array (a DAG that shares suffixes)
+    from key bytes to an offset into a block of NUL-terminated replacement
+    strings. Returns `(first, single, unsafe, after_space, spaced)`: the first
+    characters of all keys, the characters that are keys on their own, the
+    first characters of keys whose replacement satisfies `is_bad(text)`,
+    the second characters of keys that start with a space, and the
+    characters that are keys on their own with a space in their
+    replacement.
+    """
+    children, values, strings = _read_trie(blob)
     verdicts = {}
     for value in set(values.values()):
         end = strings.find(b"\0", value)
@@ -118,3 +126,20 @@ def _charsmap_facts(blob, is_bad):
 def _replacement(strings, value):
     end = strings.find(b"\0", value)
     return strings[value:end].decode("utf-8", "replace")
+
+
+def _character_rules(blob):
+    """`(rules, seconds)`: the replacement of each character that is a key
+    on its own, `{char: text}`, and the second characters of the longer
+    keys.
+
+    In a text without a character of `seconds` no longer key matches, so
+    it normalizes character by character.
+    """
+    children, values, strings = _read_trie(blob)
+    rules, seconds = {}, set()
+    for c, node in _first_chars(children, 0):
+        if node in values:
+            rules[c] = _replacement(strings, values[node])
+        seconds |= {c2 for c2, _ in _first_chars(children, node)}
+    return rules, seconds

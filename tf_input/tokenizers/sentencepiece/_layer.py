@@ -69,16 +69,20 @@ def _library_reason(model):
 _LONG_RUN = 4096
 
 
-def _concat_rows(first, second):
-    """The rows of two ragged `[N, None]` tensors, one after the other.
+def _concat_rows(*parts):
+    """The rows of ragged `[N, None]` tensors, one after the other.
 
     Flat ops: a ragged `tf.concat` is 7 more graph nodes, and every node
     costs each `tf.data` iterator graph-optimization time.
     """
-    splits = first.row_splits
+    splits, offset = [parts[0].row_splits], parts[0].row_splits[-1]
+    for i, part in enumerate(parts[1:], 2):
+        splits.append(part.row_splits[1:] + offset)
+        if i < len(parts):
+            offset += part.row_splits[-1]
     return tf.RaggedTensor.from_row_splits(
-        tf.concat([first.values, second.values], 0),
-        tf.concat([splits, second.row_splits[1:] + splits[-1]], 0),
+        tf.concat([part.values for part in parts], 0),
+        tf.concat(splits, 0),
         validate=False,
     )
 
@@ -352,6 +356,9 @@ class SentencePieceTokenizer(Tokenizer):
         self._safe_pattern = plan.safe_pattern
         self._all_second_route = plan.all_second_route
         self._user_pattern = plan.user_pattern
+        self._trivial_pattern = plan.trivial_pattern
+        if plan.trivial_pattern is not None:
+            self._trivial_table = tf.constant(plan.trivial_table)
         self._fast = tf.constant(np.frombuffer(plan.fast, np.uint8))
         self._fast_plain = tf.constant(np.frombuffer(plan.fast_plain, np.uint8))
         self._library_proto = self._normalizer_proto(model)
@@ -423,6 +430,22 @@ class SentencePieceTokenizer(Tokenizer):
         if self._all_second_route:
             ids, rare = self._second_route(texts)
             return self._finish(ids, rare)
+        positions = tf.range(tf.size(texts))
+        trivial_ids = None
+        if self._trivial_pattern is not None:
+            # The route's pattern admits valid UTF-8 only (see
+            # `_trivial_ids`), and characters whose lattice needs no
+            # rewriting, so its lines skip the first test (a regex over
+            # each line, 12% of a batch of Chinese text).
+            trivial = tf.cast(
+                tf.strings.regex_full_match(texts, self._trivial_pattern),
+                tf.int32,
+            )
+            texts, trivial_texts = tf.dynamic_partition(texts, trivial, 2)
+            positions, trivial_positions = tf.dynamic_partition(
+                positions, trivial, 2
+            )
+            trivial_ids = self._trivial_ids(trivial_texts)
         first = tf.strings.regex_full_match(texts, self._safe_pattern)
         if self._user_pattern is not None:
             first = tf.logical_and(
@@ -433,14 +456,40 @@ class SentencePieceTokenizer(Tokenizer):
             )
         route = tf.cast(tf.logical_not(first), tf.int32)
         parts = tf.dynamic_partition(texts, route, 2)
-        positions = tf.dynamic_partition(tf.range(tf.size(texts)), route, 2)
+        positions = tf.dynamic_partition(positions, route, 2)
         ids_first = _run_fast(self._fast, parts[0])
         ids_second, rare = self._second_route(parts[1])
-        ids = _concat_rows(ids_first, ids_second)
-        rare = tf.concat([tf.fill(tf.shape(parts[0]), ""), rare], axis=0)
+        ids = [ids_first, ids_second]
+        if trivial_ids is not None:
+            ids.append(trivial_ids)
+            positions.append(trivial_positions)
+        ids = _concat_rows(*ids)
+        # Only second-route rows have rare characters, and `_finish` reads
+        # them in row order, so the other rows need no entry.
         ids = self._finish(ids, rare)
         order = tf.math.invert_permutation(tf.concat(positions, axis=0))
         return tf.gather(ids, order)
+
+    def _trivial_ids(self, texts):
+        """The ids of lines with one segmentation (`_UnigramPlan.
+        _plan_trivial_route`): leading spaces out, the dummy "▁", then one
+        piece (or pseudo piece) per character, by code point. Strict
+        decoding: the route's pattern admits valid UTF-8 only, so a bad
+        byte here is a bug, and raises rather than giving wrong ids."""
+        # Leading spaces (none unless the library removes them) become
+        # the dummy "▁".
+        texts = tf.strings.regex_replace(
+            texts, "^ *", _SPACE, replace_global=False
+        )
+        splits, code_points = tf.raw_ops.UnicodeDecode(
+            input=texts,
+            input_encoding="UTF-8",
+            errors="strict",
+            Tsplits=tf.int64,
+        )
+        return tf.RaggedTensor.from_row_splits(
+            tf.gather(self._trivial_table, code_points), splits, validate=False
+        )
 
     def _second_route(self, texts):
         """The library's normalizer, rare characters out, then the fast op.
@@ -546,14 +595,20 @@ class SentencePieceTokenizer(Tokenizer):
             tf.logical_and(is_unk, tf.concat([[False], is_unk[:-1]], 0)),
             tf.equal(row_start, 0),
         )
-        keep = tf.logical_not(repeat)
-        kept = tf.concat([[0], tf.cumsum(tf.cast(keep, tf.int64))], 0)
-        # A gather of `where`: `boolean_mask` is some 15 graph nodes, and
-        # every node costs each `tf.data` iterator graph-optimization time.
+        # Repeats are few: a row end moves back by the repeats before it,
+        # found by a binary search among their positions (a cumulative sum
+        # over all values cost more than the rest of the merging), and one
+        # partition drops them (a gather of `where` cost twice as much;
+        # `boolean_mask` is also some 15 graph nodes, and every node costs
+        # each `tf.data` iterator graph-optimization time).
+        dropped = tf.searchsorted(
+            tf.reshape(tf.where(repeat), [-1]), splits, out_type=tf.int64
+        )
+        kept = tf.dynamic_partition(
+            values, tf.cast(tf.logical_not(repeat), tf.int32), 2
+        )[1]
         return tf.RaggedTensor.from_row_splits(
-            tf.gather(values, tf.reshape(tf.where(keep), [-1])),
-            tf.gather(kept, splits),
-            validate=False,
+            kept, splits - dropped, validate=False
         )
 
     def _expand_bytes(self, ids, rare):

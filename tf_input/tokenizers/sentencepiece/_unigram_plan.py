@@ -12,11 +12,13 @@ import numpy as np
 from tensorflow_text.core.pybinds import pywrap_model_converter
 
 from tf_input.tokenizers.sentencepiece._charsmap import _EMPTY_CHARSMAP
+from tf_input.tokenizers.sentencepiece._charsmap import _character_rules
 from tf_input.tokenizers.sentencepiece._charsmap import _charsmap_facts
 from tf_input.tokenizers.sentencepiece._proto import _BYTE
 from tf_input.tokenizers.sentencepiece._proto import _CONTROL
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
+from tf_input.tokenizers.sentencepiece._proto import _UNKNOWN
 from tf_input.tokenizers.sentencepiece._proto import _UNUSED
 from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
 from tf_input.tokenizers.sentencepiece._proto import ADD_DUMMY_PREFIX
@@ -29,6 +31,8 @@ from tf_input.tokenizers.sentencepiece._proto import _varint_field
 
 _UNK_PENALTY = np.float32(10.0)
 _BMP = set(range(1, 0xD800)) | set(range(0xE000, 0x10000))
+# The longest routing pattern of the trivial route (see its use).
+_TRIVIAL_PATTERN_LIMIT = 60_000
 # Emoji and their tag characters, common outside the BMP.
 _EMOJI = set(range(0x1F000, 0x1FB00)) | set(range(0xE0000, 0xE0080))
 
@@ -130,7 +134,8 @@ class _UnigramPlan:
         if model.charsmap:
             facts = _charsmap_facts(model.charsmap, is_bad)
             first_keys, single_keys, unsafe, after_space, spaced = facts
-        unsafe = {ord(c) for c in unsafe | after_space | {self.placeholder}}
+        after_space = {ord(c) for c in after_space}
+        unsafe = {ord(c) for c in unsafe | {self.placeholder}} | after_space
         # RE2 reads invalid UTF-8 as U+FFFD or as a surrogate: such lines
         # (and a literal U+FFFD) take the second route, whose normalizer
         # replaces bad bytes as the library does.
@@ -152,8 +157,16 @@ class _UnigramPlan:
             model.remove_extra_whitespaces and not model.add_dummy_prefix
         )
         known = covered | {ord(c) for c in single_keys}
+        # The third route: the first route's characters, less whitespace,
+        # and those after a space only where a space precedes them.
+        trivial_unsafe = {ord(c) for c in quirks | {"\0", " "}} | (
+            unsafe - after_space
+        )
         body = _char_class(unsafe) + _outside_bmp_class(known)
         self.safe_pattern = f"[^{body}]*"
+        self.trivial_pattern, self.trivial_table = None, None
+        if not self.all_second_route:
+            self._plan_trivial_route(model, trivial_unsafe, after_space)
         # Second-route lines with no character a rule starts with and no
         # user-defined piece are normalized by the whitespace rules alone
         # (`SentencePieceTokenizer._plain_normalize`); valid UTF-8 only.
@@ -188,6 +201,120 @@ class _UnigramPlan:
         convert = pywrap_model_converter.convert_sentencepiece_model
         self.fast = convert(model.serialize(pieces, b"", keep))
         self.fast_plain = convert(model.serialize(pieces, b"", plain))
+
+    def _plan_trivial_route(self, model, unsafe, after_space):
+        """The third route: lines whose lattice has one path.
+
+        No piece spans two neighbouring characters when one of them occurs
+        in no piece of two or more characters (it is "isolated"): the
+        lattice has a boundary there. A line whose normalized text (the
+        dummy "▁", then the line) has no two neighbours that both occur in
+        longer pieces, and whose first character does not follow "▁" in a
+        piece, has a boundary between all its characters: exactly one
+        segmentation, so no Viterbi search (and no float comparison that
+        could break a tie) is needed, only one table lookup per character.
+
+        `trivial_pattern` matches those lines, over characters of the BMP
+        that are safe for the first route (or that only a rule starting
+        with a space could change: `after_space`), that no user-defined
+        piece of two or more characters holds (one of one character stays
+        itself, as the library keeps it out of normalization), that are
+        not the second character of a normalization key (so no longer key
+        matches, and the line normalizes character by character) and that
+        normalize to one such character. `trivial_table` gives by code
+        point the id (or pseudo id) of the normalized character, -1 for
+        characters outside the route.
+        """
+        if not (model.add_dummy_prefix and model.escape_whitespaces):
+            return
+        ids = {}
+        for i, (p, t) in enumerate(zip(model.pieces, model.types)):
+            if len(p) == 1 and t in (_NORMAL, _USER_DEFINED):
+                ids.setdefault(p, i)
+        start = len(model.pieces)
+        ids.update((c, start + i) for i, c in enumerate(self.pseudo_chars))
+        # Pieces the library could match (all but these kinds; unused ones
+        # too, to be safe), and the characters of the longer ones.
+        longer_pieces = [
+            p
+            for p, t in zip(model.pieces, model.types)
+            if len(p) > 1 and t not in (_CONTROL, _UNKNOWN, _BYTE)
+        ]
+        joined = {c for p in longer_pieces for c in p}
+        after_dummy = {
+            p[i + 1]
+            for p in longer_pieces
+            for i in range(len(p) - 1)
+            if p[i] == _SPACE
+        }
+        # The library keeps user-defined pieces out of normalization: a
+        # single character one stays itself; the characters of longer ones
+        # are left out of the route.
+        user = {
+            c
+            for p, t in zip(model.pieces, model.types)
+            if t == _USER_DEFINED and len(p) > 1
+            for c in p
+        }
+        kept = {
+            p
+            for p, t in zip(model.pieces, model.types)
+            if t == _USER_DEFINED and len(p) == 1
+        }
+        rules, seconds = {}, set()
+        if model.charsmap:
+            rules, seconds = _character_rules(model.charsmap)
+        table = np.full(0x10000, -1, np.int32)
+        isolated, neighbourly, first = [], [], []
+        for code in sorted(_BMP - unsafe):
+            c = chr(code)
+            if c in seconds or c in user or c == _SPACE:
+                continue
+            normalized = c if c in kept else rules.get(c, c)
+            if (
+                len(normalized) != 1
+                or ord(normalized) >= 0x10000
+                or ord(normalized) in unsafe
+                or normalized == _SPACE
+                or normalized not in ids
+            ):
+                continue
+            table[code] = ids[normalized]
+            if normalized not in joined:
+                isolated.append(code)
+            else:
+                neighbourly.append(code)
+                if normalized not in after_dummy:
+                    first.append(code)
+        if not isolated or _SPACE not in ids or _SPACE in user:
+            return
+        # Isolated characters (`i`), the others (`j`) never two in a row;
+        # a `j` first only if no piece has it after "▁". With
+        # `remove_extra_whitespaces`, leading spaces go (`_trivial_ids` drops
+        # them) and a single space between isolated characters is a "▁"
+        # with a boundary on each side; not where a normalization key
+        # starts with a space (`after_space`).
+        i = f"[{_char_class(isolated)}]"
+        j = f"[{_char_class(neighbourly)}]?" if neighbourly else ""
+        spaces = model.remove_extra_whitespaces and not after_space & set(
+            isolated + neighbourly
+        )
+        end = f"{i}+{j}"
+        block = f"(?:{i}+(?:{j}| )?)*{end}" if spaces else f"(?:{end})+"
+        pattern = f"{block}"
+        if first:
+            pattern += f"|[{_char_class(first)}](?:{block})?"
+        if spaces:
+            pattern = f" *(?:{pattern})"
+            table[ord(" ")] = ids[_SPACE]
+        # A pattern this long makes RE2's fast engine run out of memory,
+        # and every line then runs on its slow one (sp-test-ja: ~290,000
+        # characters, its CJK characters in and out of longer pieces).
+        if len(pattern) > _TRIVIAL_PATTERN_LIMIT:
+            return
+        table[ord(_SPACE)] = ids[_SPACE]
+        self.trivial_table = table
+        self.trivial_pattern = pattern
 
 
 @functools.lru_cache(maxsize=8)
