@@ -440,3 +440,28 @@ def test_saved_model_moved_loads_with_plain_tensorflow(folder, tmp_path):
         reference.decode_batch(want, skip_special_tokens=False)
     )
     assert "tensorflow_text" not in modules
+
+
+def test_a_process_keeps_only_the_last_few_json_texts(folder):
+    # `get_config` keeps the file's text for a clone in the same process,
+    # but only the last `KEPT` texts: a process that builds many
+    # tokenizers must not hold all their files. A config whose text was
+    # dropped makes a layer that asks for its asset, not a wrong one.
+    from tf_input.tokenizers.sentencepiece import _json_file
+    from tf_input.tokenizers.sentencepiece._recent import KEPT
+
+    _, _, tokenizer = _pair(folder, "botchan", "bytes")
+    text = tf.constant(["A bytes ☃ fallback test"])
+    config = tokenizer.get_config()
+    assert UnigramTokenizer.from_config(config)(text).to_list() == (
+        tokenizer(text).to_list()
+    )
+    for i in range(KEPT):
+        _json_file._KNOWN.remember(f"another file {i}".encode())
+    assert len(_json_file._KNOWN) == KEPT
+    orphan = UnigramTokenizer.from_config(config)
+    with pytest.raises(ValueError, match="has no tokenizer.json yet"):
+        orphan.get_config()
+    # The next `get_config` keeps the text again.
+    clone = UnigramTokenizer.from_config(tokenizer.get_config())
+    assert clone(text).to_list() == tokenizer(text).to_list()

@@ -13,12 +13,13 @@ import hashlib
 import os
 
 from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.sentencepiece._recent import Recent
 
 _ASSET = "tokenizer.json"
 
-# JSON texts whose config was taken in this process, by SHA-256: a
-# `from_config` in the same process (a clone) needs no asset.
-_KNOWN = {}
+# The last JSON texts whose config was taken in this process, by SHA-256:
+# a `from_config` in the same process (a clone) needs no asset.
+_KNOWN = Recent()
 _FROM_ASSETS = object()
 
 
@@ -50,8 +51,7 @@ class JsonFileTokenizer(Tokenizer):
 
     def get_config(self):
         self._check()
-        digest = hashlib.sha256(self._json_text.encode()).hexdigest()
-        _KNOWN[digest] = self._json_text
+        digest = _KNOWN.remember(self._json_text.encode(), self._json_text)
         return {
             **super().get_config(),
             "tokenizer_json": None,

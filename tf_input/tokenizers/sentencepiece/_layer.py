@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import collections
 import hashlib
 import os
 
@@ -39,6 +38,7 @@ from tf_input.tokenizers.sentencepiece._proto import TRAINER_UNK_ID
 from tf_input.tokenizers.sentencepiece._proto import TRAINER_UNK_PIECE
 from tf_input.tokenizers.sentencepiece._proto import _bytes_field
 from tf_input.tokenizers.sentencepiece._proto import _varint_field
+from tf_input.tokenizers.sentencepiece._recent import Recent
 from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_fast
 from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
 from tf_input.tokenizers.sentencepiece._unigram_plan import _unigram_plan
@@ -715,7 +715,7 @@ class SentencePieceTokenizer(Tokenizer):
         return {
             **super().get_config(),
             "proto": None,
-            "proto_sha256": _remember(self.proto),
+            "proto_sha256": _KNOWN_PROTOS.remember(self.proto),
         }
 
     @classmethod
@@ -766,16 +766,7 @@ class SentencePieceTokenizer(Tokenizer):
 _FROM_ASSETS = object()
 _ASSET = "sentencepiece.model"
 # Models whose config was taken in this process, by SHA-256 (the last 8).
-_KNOWN_PROTOS = collections.OrderedDict()
-
-
-def _remember(proto):
-    digest = hashlib.sha256(proto).hexdigest()
-    _KNOWN_PROTOS[digest] = proto
-    _KNOWN_PROTOS.move_to_end(digest)
-    while len(_KNOWN_PROTOS) > 8:
-        _KNOWN_PROTOS.popitem(last=False)
-    return digest
+_KNOWN_PROTOS = Recent()
 
 
 def _proto_of_config_string(proto):
