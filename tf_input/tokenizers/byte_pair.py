@@ -73,6 +73,8 @@ from tf_input.tokenizers._normalizers import Normalizer
 from tf_input.tokenizers._pretokenizers import PreTokenizer
 from tf_input.tokenizers._templates import parse_templates
 from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.base import Untracked
+from tf_input.tokenizers.base import traced_graphs
 
 _INF = np.iinfo(np.int64).max
 
@@ -196,11 +198,6 @@ def _rank_pairs(token_bytes):
     merged = np.array(long, np.int64)[owner[found]]
     ids = np.stack([left[found], right[found], merged], 1)
     return ids, merged.copy()
-
-
-class _Graphs:
-    """Holds the traced functions; a plain object, so Keras and
-    `tf.Module` do not track them as part of the layer."""
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
@@ -367,7 +364,7 @@ class BytePairTokenizer(Tokenizer):
         added = _added_tokens.check_added_tokens(added, "`added_tokens`")
         # Plain Python data, returned by `get_config`; kept out of Keras'
         # and tf.Module's attribute tracking (50k-entry dicts and lists).
-        self._data = _Graphs()
+        self._data = Untracked()
         self._data.vocabulary = vocabulary
         self._data.special_tokens = specials
         self._data.added_tokens = added if added_tokens is not None else None
@@ -597,20 +594,8 @@ class BytePairTokenizer(Tokenizer):
         self._normalized_tokens = _added_tokens.Extractor(
             normalized, self.split_special_tokens, "`added_tokens`"
         )
-        self._graphs = _Graphs()
-        # autograph=False: the graph code uses tf.cond / tf.while_loop
-        # itself, and converting it would only slow down tracing.
-        self._graphs.tokenize = tf.function(
-            self._tokenize_graph,
-            input_signature=[tf.TensorSpec([None], tf.string)],
-            autograph=False,
-        )
-        self._graphs.detokenize = tf.function(
-            self._detokenize_graph,
-            input_signature=[
-                tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
-            ],
-            autograph=False,
+        self._graphs = traced_graphs(
+            self._tokenize_graph, self._detokenize_graph
         )
 
     def _normalized_contents(self, added):

@@ -22,6 +22,7 @@ import tensorflow as tf
 from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers._normalizers import Normalizer
 from tf_input.tokenizers._templates import parse_templates
+from tf_input.tokenizers.base import traced_graphs
 from tf_input.tokenizers.byte_pair import _to_valid_utf8
 from tf_input.tokenizers.sentencepiece._bpe import _VALID_UTF8
 from tf_input.tokenizers.sentencepiece._bpe import CharBPE
@@ -202,18 +203,8 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                 is_byte.append(False)
         self._texts = tf.constant(texts, tf.string)
         self._is_byte = tf.constant(is_byte, tf.bool)
-        self._graphs = _Graphs()
-        self._graphs.tokenize = tf.function(
-            self._tokenize_graph,
-            input_signature=[tf.TensorSpec([None], tf.string)],
-            autograph=False,
-        )
-        self._graphs.detokenize = tf.function(
-            self._detokenize_graph,
-            input_signature=[
-                tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
-            ],
-            autograph=False,
+        self._graphs = traced_graphs(
+            self._tokenize_graph, self._detokenize_graph
         )
 
     def _spec(self, key):
@@ -308,7 +299,3 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
     @property
     def uses_core_ops_only(self):
         return True
-
-
-class _Graphs:
-    """Holds the traced functions, out of Keras' attribute tracking."""

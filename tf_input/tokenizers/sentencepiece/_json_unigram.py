@@ -42,6 +42,8 @@ from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers import _unicode
 from tf_input.tokenizers._normalizers import Normalizer
 from tf_input.tokenizers._templates import parse_templates
+from tf_input.tokenizers.base import Untracked
+from tf_input.tokenizers.base import traced_graphs
 from tf_input.tokenizers.byte_pair import _to_valid_utf8
 from tf_input.tokenizers.sentencepiece._graphemes import cluster_starts
 from tf_input.tokenizers.sentencepiece._json_file import JsonFileTokenizer
@@ -724,7 +726,7 @@ class UnigramTokenizer(JsonFileTokenizer):
         for t in added:
             tokens[t["id"]] = t["content"]
         # Plain Python, out of Keras' attribute tracking (30,000 items).
-        self._plain = _Graphs()
+        self._plain = Untracked()
         self._plain.tokens = tokens
         index = {p: i for i, (p, _) in enumerate(vocab)}
         index.update({t["content"]: t["id"] for t in added})
@@ -777,18 +779,8 @@ class UnigramTokenizer(JsonFileTokenizer):
                 self._templates_arg, size
             )
             self._templates = parsed
-        self._graphs = _Graphs()
-        self._graphs.tokenize = tf.function(
-            self._tokenize_graph,
-            input_signature=[tf.TensorSpec([None], tf.string)],
-            autograph=False,
-        )
-        self._graphs.detokenize = tf.function(
-            self._detokenize_graph,
-            input_signature=[
-                tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
-            ],
-            autograph=False,
+        self._graphs = traced_graphs(
+            self._tokenize_graph, self._detokenize_graph
         )
 
     # --- Graph code ---------------------------------------------------------
@@ -950,7 +942,3 @@ def _split_marked(marked):
         tf.ones_like(owner), owner, tf.size(marked, out_type=tf.int64)
     )
     return tf.gather(parts, keep), tf.concat([[0], tf.cumsum(counts)], 0)
-
-
-class _Graphs:
-    """Holds the traced functions, out of Keras' attribute tracking."""
