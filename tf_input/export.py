@@ -27,6 +27,7 @@ import os
 
 import tensorflow as tf
 
+from tf_input._feature_names import SERVED_FEATURES
 from tf_input._model_inputs import check_padding
 from tf_input._model_inputs import input_packer
 from tf_input._validation import check_one_of
@@ -34,14 +35,8 @@ from tf_input._validation import check_positive_int
 from tf_input.data.rows import Rows
 from tf_input.tokenizers.base import Tokenizer
 
-BATCHINGS = ("longest", "max_length")
-FEATURES = (
-    "token_ids",
-    "padding_mask",
-    "segment_ids",
-    "example_ids",
-    "positions",
-)
+# How served rows are padded: one text per row, as in these two modes.
+SERVED_BATCHINGS = ("longest", "max_length")
 # Written by `export_text_model`, read by `load_text_model`. `assets.extra`
 # is the SavedModel folder for files TensorFlow itself does not read.
 REQUIREMENTS_FILE = os.path.join("assets.extra", "tf_input.json")
@@ -51,26 +46,16 @@ def _model_inputs(model):
     """`(names, pack)`: the feature names the model takes and a function
     that builds its call argument from a dict of features."""
     names, pack = input_packer(model)
-    unknown = [name for name in names if name not in FEATURES]
+    unknown = [name for name in names if name not in SERVED_FEATURES]
     if "token_ids" not in names or unknown:
         raise ValueError(
             "`model` must take `token_ids`, and may also take "
-            f"{FEATURES[1:]}, as named inputs: the features of "
+            f"{SERVED_FEATURES[1:]}, as named inputs: the features of "
             "`tf_input.data.make_dataset`. Received: a model with inputs "
             f"{names} (unknown: {unknown}). Name each `keras.Input` after "
             "the feature it receives."
         )
     return names, pack
-
-
-def _empty_text_id(tokenizer):
-    """The one token a text with no token is served as: the end token
-    (`eos`, else `sep`), else `unk`, else the padding id, else 0."""
-    roles = tokenizer.special_tokens
-    for role in ("eos", "sep", "unk", "pad"):
-        if roles.get(role) is not None:
-            return int(roles[role])
-    return 0
 
 
 def _non_core_ops(concrete_function):
@@ -105,11 +90,10 @@ class _TextModel(tf.Module):
             tokenizer=tokenizer,
             add_special_tokens=specials,
         )
-        self._empty_id = _empty_text_id(tokenizer)
 
     def features(self, texts):
         """`[N]` strings -> the dict of padded `[N, S]` features."""
-        return self._rows.serve(texts, self._empty_id)
+        return self._rows.serve(texts)
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="texts")]
@@ -285,7 +269,7 @@ def export_text_model(
         tokenizer, dataset, max_length, batching, add_special_tokens
     )
     max_length = check_positive_int("max_length", max_length)
-    batching = check_one_of("batching", batching, BATCHINGS)
+    batching = check_one_of("batching", batching, SERVED_BATCHINGS)
     if not isinstance(add_special_tokens, bool):
         raise ValueError(
             "`add_special_tokens` must be True or False, as given to "

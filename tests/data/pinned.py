@@ -4,9 +4,11 @@
 data) writes `fixtures/pinned_batches.json`: a SHA-256 of every batch of
 each configuration (names, dtypes, shapes and bytes of every tensor, in
 order) and its `stats`, as computed by the code at the time. It was
-written by the code before the start-up work of issue 15 (fewer graph
-nodes per chunk function), so that those changes provably leave every
-batch as it was.
+written by the code before the start-up work on fewer graph nodes per
+chunk function, so that those changes provably leave every batch as it
+was. The digest covers features and labels, which the sample weights
+did not change; the weights are checked against their rule
+(`expected_weights`) batch by batch.
 """
 
 import hashlib
@@ -20,6 +22,16 @@ from tests.shared_data import read_lines
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "pinned_batches.json"
 MODES = ("max_length", "longest", "bucket", "pack")
+# The `stats` keys the fixture holds (those the batches had when pinned).
+PINNED_STATS = (
+    "batches",
+    "real_tokens",
+    "padded_tokens",
+    "padding_efficiency",
+    "fill_rows",
+    "truncated",
+    "shapes",
+)
 
 
 def corpus():
@@ -97,31 +109,58 @@ def configurations(lines):
 
 
 def digest(dataset):
-    """SHA-256 of every batch: each tensor's name, dtype, shape, bytes."""
+    """SHA-256 of every batch's features and labels (each tensor's name,
+    dtype, shape, bytes), the number of batches, and whether every batch's
+    sample weights are what its features say (`expected_weights`)."""
     sha = hashlib.sha256()
     count = 0
+    weights_ok = True
     for element in dataset:
         parts = element if isinstance(element, tuple) else (element,)
-        for i, part in enumerate(parts):
+        for i, part in enumerate(parts[:2]):
             items = part.items() if isinstance(part, dict) else [(i, part)]
             for name, value in items:
                 value = np.asarray(value)
                 sha.update(f"{name}|{value.dtype}|{value.shape}|".encode())
                 sha.update(np.ascontiguousarray(value).tobytes())
+        if len(parts) == 3:
+            want = expected_weights(parts[0], np.asarray(parts[1]))
+            weights_ok &= np.array_equal(np.asarray(parts[2]), want)
         count += 1
-    return sha.hexdigest(), count
+    return sha.hexdigest(), count, weights_ok
+
+
+def expected_weights(features, labels):
+    """The sample weights a batch must have, from its features alone: 1 on
+    a language model's positions whose next position holds a token of the
+    same example, on a decoder's real positions, on a classifier's real
+    rows; 0 everywhere else."""
+    features = {name: np.asarray(value) for name, value in features.items()}
+    if "decoder_padding_mask" in features:
+        return features["decoder_padding_mask"].astype(np.float32)
+    mask = features["padding_mask"] > 0
+    if labels.ndim == 1:  # classification: one label per row
+        return mask.any(axis=1).astype(np.float32)
+    example = features.get("example_ids", mask.astype(np.int32))
+    following = np.pad(example[:, 1:], [(0, 0), (0, 1)])
+    return ((following == example) & (example > 0)).astype(np.float32)
 
 
 def summary(dataset):
     from tf_input.data import stats
 
-    digest_hex, count = digest(dataset)
+    digest_hex, count, weights_ok = digest(dataset)
     numbers = {
         key: (round(value, 12) if isinstance(value, float) else value)
         for key, value in dict(stats(dataset)).items()
-        if isinstance(value, (int, float))
+        if isinstance(value, (int, float)) and key in PINNED_STATS
     }
-    return {"sha256": digest_hex, "batches": count, "stats": numbers}
+    return {
+        "sha256": digest_hex,
+        "batches": count,
+        "stats": numbers,
+        "weights_ok": weights_ok,
+    }
 
 
 def compute():
@@ -138,7 +177,9 @@ def compute():
         keras.utils.set_random_seed(1234)  # as the tests' conftest does
         kwargs = dict(kwargs)
         source = kwargs.pop("source")
-        out[name] = summary(make_dataset(source, tokenizer, **kwargs))
+        got = summary(make_dataset(source, tokenizer, **kwargs))
+        got.pop("weights_ok")
+        out[name] = got
     return out
 
 

@@ -3,6 +3,7 @@ on real corpora."""
 
 import collections
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from tests.shared_data import data_path
 from tests.shared_data import read_lines
 from tests.shared_data import requires_shared_data
 from tf_input import WordPieceTokenizer
+from tf_input.data import SkippedExamplesWarning
 from tf_input.data import make_dataset
 from tf_input.data import segment_attention_mask
 from tf_input.data import stats
@@ -22,12 +24,12 @@ from tf_input.data.packing import pack_rows
 # --- segment_attention_mask ------------------------------------------------
 
 
-def mask_reference(segment_ids, causal):
-    segment_ids = np.asarray(segment_ids)
-    n = segment_ids.shape[-1]
-    out = np.zeros(segment_ids.shape + (n,), bool)
-    for index in np.ndindex(segment_ids.shape[:-1]):
-        row = segment_ids[index]
+def mask_reference(example_ids, causal):
+    example_ids = np.asarray(example_ids)
+    n = example_ids.shape[-1]
+    out = np.zeros(example_ids.shape + (n,), bool)
+    for index in np.ndindex(example_ids.shape[:-1]):
+        row = example_ids[index]
         for i in range(n):
             for j in range(n):
                 same = row[i] == row[j] and row[j] > 0
@@ -37,21 +39,33 @@ def mask_reference(segment_ids, causal):
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_segment_attention_mask_matches_reference(causal):
-    segment_ids = [[1, 1, 2, 2, 2, 3, 0, 0], [1, 1, 1, 1, 1, 1, 1, 1]]
-    got = segment_attention_mask(segment_ids, causal=causal)
+    example_ids = [[1, 1, 2, 2, 2, 3, 0, 0], [1, 1, 1, 1, 1, 1, 1, 1]]
+    got = segment_attention_mask(example_ids, causal=causal)
     assert got.dtype == tf.bool and got.shape == (2, 8, 8)
-    np.testing.assert_array_equal(got, mask_reference(segment_ids, causal))
+    np.testing.assert_array_equal(got, mask_reference(example_ids, causal))
     np.testing.assert_array_equal(
-        segment_attention_mask(segment_ids[0], causal=causal),
-        mask_reference(segment_ids[0], causal),
+        segment_attention_mask(example_ids[0], causal=causal),
+        mask_reference(example_ids[0], causal),
     )
+
+    # The keyword is `example_ids`; `segment_ids=`, its old name, still
+    # works, with a deprecation warning.
+    named = segment_attention_mask(example_ids=example_ids, causal=causal)
+    np.testing.assert_array_equal(named, got)
+    with pytest.warns(DeprecationWarning, match=r"`example_ids`"):
+        old = segment_attention_mask(segment_ids=example_ids, causal=causal)
+    np.testing.assert_array_equal(old, got)
 
 
 def test_segment_attention_mask_bad_input():
-    with pytest.raises(ValueError, match=r"causal='yes'"):
+    with pytest.raises(TypeError, match=r"causal='yes'"):
         segment_attention_mask([[1]], causal="yes")
-    with pytest.raises(ValueError, match=r"dtype float32"):
+    with pytest.raises(TypeError, match=r"dtype float32"):
         segment_attention_mask([[1.0]])
+    with pytest.raises(TypeError, match=r"Received both"):
+        segment_attention_mask([[1]], segment_ids=[[1]])
+    with pytest.raises(TypeError, match=r"needs `example_ids`"):
+        segment_attention_mask()
     with pytest.raises(ValueError, match=r"shape \(1, 1, 1\)"):
         segment_attention_mask([[[1]]])
 
@@ -60,9 +74,9 @@ def test_segment_attention_mask_works_in_multi_head_attention():
     import keras
 
     x = tf.random.normal([1, 4, 8])
-    segment_ids = tf.constant([[1, 1, 2, 0]])
+    example_ids = tf.constant([[1, 1, 2, 0]])
     layer = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)
-    mask = segment_attention_mask(segment_ids)
+    mask = segment_attention_mask(example_ids)
     full = layer(x, x, attention_mask=mask)
     # Segment 1 does not see segment 2: changing token 2 leaves 0-1 alone.
     changed = tf.concat([x[:, :2], x[:, 2:3] + 1.0, x[:, 3:]], axis=1)
@@ -77,7 +91,7 @@ def check_packed(rows, length, packed):
     """Whole examples (pieces of `length` for longer ones), one segment
     each, positions from 0, and every token exactly once."""
     ids = packed["ids"].numpy()
-    segments = packed["segment_ids"].numpy()
+    segments = packed["example_ids"].numpy()
     positions = packed["positions"].numpy()
     assert ids.shape[1:] == (length,)
     pieces = collections.Counter()
@@ -278,50 +292,62 @@ def bert():
     return WordPieceTokenizer.from_vocab_file(str(path))
 
 
-def expected_tokens(tokenizer, lines):
-    """[CLS] ids [SEP] of each non-empty line, from the tokenizer itself."""
+def expected_tokens(tokenizer, lines, batching):
+    """`(tokens, empty)`: the multiset of ids the batches must hold, from
+    the tokenizer itself ([CLS] ids [SEP] of each non-empty line; with
+    `"stream"`, ids [SEP]: the end token separates the texts), and the
+    number of empty lines."""
     ids = tokenizer.tokenize(tf.constant(lines)).to_list()
     cls, sep = tokenizer.special_tokens["cls"], tokenizer.special_tokens["sep"]
+    start = [] if batching == "stream" else [cls]
     counter = collections.Counter()
-    rows = 0
+    empty = 0
     for row in ids:
         if row:
-            counter.update([cls, *row, sep])
-            rows += 1
-    return counter, rows
+            counter.update([*start, *row, sep])
+        else:
+            empty += 1
+    return counter, empty
 
 
 def output_tokens(dataset):
     counter = collections.Counter()
-    for features, labels in dataset:
+    for features, labels, weights in dataset:
         ids = features["token_ids"].numpy()
         mask = features["padding_mask"].numpy() > 0
         counter.update(ids[mask].tolist())
-        # Padding is never data: 0 ids and 0 labels off the mask.
+        # Padding is never data: 0 ids, 0 labels, no target off the mask.
         assert not ids[~mask].any() and not labels.numpy()[~mask].any()
+        assert not weights.numpy()[~mask].any()
     return counter
 
 
 def check_nothing_lost(tokenizer, lines, batching, max_length, **kwargs):
-    dataset = make_dataset(
-        lines,
-        tokenizer,
-        batch_size=32,
-        max_length=max_length,
-        batching=batching,
-        **kwargs,
-    )
-    want, _ = expected_tokens(tokenizer, lines)
+    want, empty = expected_tokens(tokenizer, lines, batching)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SkippedExamplesWarning)
+        dataset = make_dataset(
+            lines,
+            tokenizer,
+            batch_size=32,
+            max_length=max_length,
+            batching=batching,
+            **kwargs,
+        )
+    skips = [str(w.message) for w in caught]
+    assert len(skips) == (1 if empty else 0)
+    assert all(m.startswith(f"{empty} of the {len(lines)} ") for m in skips)
     got = output_tokens(dataset)
     assert got == want
     result = stats(dataset)
     assert result["truncated"] == 0
+    assert result["skipped"] == empty
     assert result["real_tokens"] == sum(want.values())
     return result
 
 
 @requires_shared_data
-@pytest.mark.parametrize("batching", ["bucket", "pack"])
+@pytest.mark.parametrize("batching", ["bucket", "pack", "stream"])
 def test_nothing_lost_on_a_corpus_slice(bert, batching):
     lines = read_lines(data_path("corpora", "wikitext-2-raw-test.txt"))[:300]
     result = check_nothing_lost(
@@ -333,7 +359,7 @@ def test_nothing_lost_on_a_corpus_slice(bert, batching):
 
 @pytest.mark.slow
 @requires_shared_data
-@pytest.mark.parametrize("batching", ["bucket", "pack"])
+@pytest.mark.parametrize("batching", ["bucket", "pack", "stream"])
 @pytest.mark.parametrize(
     "corpus", ["wikitext-2-raw-test.txt", "tinyshakespeare.txt"]
 )

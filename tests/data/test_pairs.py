@@ -13,9 +13,10 @@ from tests.shared_data import read_lines
 from tests.shared_data import requires_shared_data
 from tf_input import VocabularyTokenizer
 from tf_input import WordPieceTokenizer
+from tf_input.data import SkippedExamplesWarning
 from tf_input.data import make_dataset
 from tf_input.data import stats
-from tf_input.data.rows import pair_lengths
+from tf_input.data.cutting import pair_lengths
 
 
 @pytest.fixture(scope="module")
@@ -172,17 +173,20 @@ def test_pair_sources_and_labels(batching):
     if batching != "longest":  # the sources once; the modes on one
         sources = {"triples": triples}
     for name, source in sources.items():
-        ds = make_dataset(
-            source,
-            tokenizer,
+        kwargs = dict(
             task="encode",
             batch_size=2,
             max_length=12,
             batching=batching,
             bucket_boundaries=[12],
         )
-        rows, types, labels = [], [], []
-        for features, label in ds:
+        if name == "dataset":  # not in memory: counted by `stats` only
+            ds = make_dataset(source, tokenizer, **kwargs)
+        else:
+            with pytest.warns(SkippedExamplesWarning, match=r"1 of the 3"):
+                ds = make_dataset(source, tokenizer, **kwargs)
+        rows, types, labels, weights = [], [], [], []
+        for features, label, weight in ds:
             mask = features["padding_mask"].numpy() > 0
             for r, t, m in zip(
                 features["token_ids"].numpy(),
@@ -193,19 +197,24 @@ def test_pair_sources_and_labels(batching):
                     rows.append(r[m].tolist())
                     types.append(t[m].tolist())
             labels.extend(label.numpy().tolist())
+            weights.extend(weight.numpy().tolist())
         assert rows == want_rows, name  # the pair with an empty side skipped
         assert types == want_types, name
         assert labels[:2] == [1, 0], name
+        # Two real rows: one full batch, each row a target.
+        assert weights == [1.0, 1.0], name
+        assert stats(ds)["skipped"] == 1, name
     if batching != "longest":
         return
     # Pairs without labels yield features only.
-    ds = make_dataset(
-        [(a, b) for a, b, _ in triples],
-        tokenizer,
-        task="encode",
-        batch_size=2,
-        max_length=12,
-    )
+    with pytest.warns(SkippedExamplesWarning, match=r"1 of the 3"):
+        ds = make_dataset(
+            [(a, b) for a, b, _ in triples],
+            tokenizer,
+            task="encode",
+            batch_size=2,
+            max_length=12,
+        )
     assert isinstance(ds.element_spec, dict)
 
 

@@ -13,8 +13,14 @@ from tf_input import WordPieceTokenizer
 from tf_input.data import make_dataset
 from tf_input.data import pipeline_info
 from tf_input.data import stats
-from tf_input.data.rows import pad_rows
-from tf_input.data.rows import select_rows
+from tf_input.data.cutting import pad_rows
+from tf_input.data.cutting import select_rows
+
+# LINES holds blank lines on purpose: they are skipped, and the skip is
+# checked (with its warning) in `test_in_memory_skips_warn_and_are_counted`.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::tf_input.data.SkippedExamplesWarning"
+)
 
 LINES = [
     "the cat sat on the mat",
@@ -70,13 +76,21 @@ def next_token_labels(rows, length, batch=None):
     return pad([row[1:] for row in rows], length, batch)
 
 
+def next_token_weights(rows, length, batch=None):
+    """1.0 on every position of a row but its last, 0.0 elsewhere."""
+    return (
+        pad([[1] * (len(row) - 1) for row in rows], length, batch) > 0
+    ) * 1.0
+
+
 def as_lists(dataset):
     return [
         (
             {k: v.numpy() for k, v in features.items()},
             labels.numpy(),
+            weights.numpy(),
         )
-        for features, labels in dataset
+        for features, labels, weights in dataset
     ]
 
 
@@ -88,7 +102,7 @@ def test_longest_matches_reference(tokenizer):
     rows, truncated = reference_rows(tokenizer, LINES, 8)
     batches = as_lists(ds)
     assert len(batches) == 3  # 7 non-empty lines: 3 + 3 + 1
-    for i, (features, labels) in enumerate(batches):
+    for i, (features, labels, weights) in enumerate(batches):
         expected = rows[3 * i : 3 * i + 3]
         longest = max(len(r) for r in expected)
         np.testing.assert_array_equal(
@@ -100,9 +114,13 @@ def test_longest_matches_reference(tokenizer):
         np.testing.assert_array_equal(
             labels, next_token_labels(expected, longest)
         )
+        np.testing.assert_array_equal(
+            weights, next_token_weights(expected, longest)
+        )
         assert features["token_ids"].dtype == np.int32
         assert features["padding_mask"].dtype == np.int32
         assert labels.dtype == np.int32
+        assert weights.dtype == np.float32
     assert stats(ds)["truncated"] == truncated == 1
 
 
@@ -110,18 +128,23 @@ def test_max_length_is_fully_static_and_fills_the_last_batch(tokenizer):
     ds = make_dataset(
         LINES, tokenizer, batch_size=3, max_length=8, batching="max_length"
     )
-    features_spec, labels_spec = ds.element_spec
-    for spec in [*features_spec.values(), labels_spec]:
+    features_spec, labels_spec, weights_spec = ds.element_spec
+    for spec in [*features_spec.values(), labels_spec, weights_spec]:
         assert spec.shape.as_list() == [3, 8]
     rows, _ = reference_rows(tokenizer, LINES, 8)
     batches = as_lists(ds)
     assert len(batches) == 3
-    token_ids = np.concatenate([f["token_ids"] for f, _ in batches])
+    token_ids = np.concatenate([f["token_ids"] for f, *_ in batches])
     np.testing.assert_array_equal(token_ids, pad(rows, 8, batch=9))
-    last_features, last_labels = batches[-1]
-    # Two all-padding rows fill the last batch: masked out, labels 0.
+    last_features, last_labels, last_weights = batches[-1]
+    # Two all-padding rows fill the last batch: masked out, weights 0.
     assert not last_features["padding_mask"][1:].any()
     assert not last_labels[1:].any()
+    assert not last_weights[1:].any()
+    np.testing.assert_array_equal(
+        np.concatenate([w for *_, w in batches]),
+        next_token_weights(rows, 8, batch=9),
+    )
 
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 4])
@@ -151,7 +174,7 @@ def test_batches_cross_chunks(
     )
     batches = as_lists(ds)
     assert len(batches) == count
-    for i, (features, labels) in enumerate(batches):
+    for i, (features, labels, weights) in enumerate(batches):
         expected = rows[batch_size * i : batch_size * (i + 1)]
         if batching == "longest":
             length, size = max(len(r) for r in expected), len(expected)
@@ -165,6 +188,9 @@ def test_batches_cross_chunks(
         )
         np.testing.assert_array_equal(
             labels, next_token_labels(expected, length, size)
+        )
+        np.testing.assert_array_equal(
+            weights, next_token_weights(expected, length, size)
         )
     if not drop_remainder:
         assert stats(ds)["truncated"] == truncated
@@ -181,7 +207,7 @@ def test_long_max_length_uses_small_chunks(tokenizer, batching):
     rows, _ = reference_rows(tokenizer, LINES, 2**19)
     batches = as_lists(ds)
     assert len(batches) == 4  # 7 rows
-    token_ids = [f["token_ids"] for f, _ in batches]
+    token_ids = [f["token_ids"] for f, *_ in batches]
     for i, ids in enumerate(token_ids):
         expected = rows[2 * i : 2 * i + 2]
         width = (
@@ -224,8 +250,11 @@ def test_bucket_pads_to_boundaries_with_bounded_shapes(tokenizer):
     assert len(boundaries) <= 3 and boundaries[-1] == 10
     rows, truncated = reference_rows(tokenizer, lines, 10)
     seen = []
-    for features, labels in as_lists(ds):
+    for features, labels, weights in as_lists(ds):
         mask = features["padding_mask"]
+        # Each row's targets: every real token but its last.
+        following = np.pad(mask[:, 1:], [(0, 0), (0, 1)])
+        np.testing.assert_array_equal(weights, mask * following)
         length = features["token_ids"].shape[1]
         assert length in boundaries
         assert features["token_ids"].shape[0] == 2
@@ -256,7 +285,7 @@ def test_bucket_tokens_per_batch_and_explicit_boundaries(tokenizer):
         tokens_per_batch=16,
     )
     assert pipeline_info(ds).boundaries == [4, 8, 16]
-    for features, _ in as_lists(ds):
+    for features, *_ in as_lists(ds):
         rows, length = features["token_ids"].shape
         assert rows == 16 // length
     # A row longer than the last boundary (8) goes to the max_length bucket.
@@ -267,24 +296,24 @@ def test_pack_rows_segments_and_positions(tokenizer):
     ds = make_dataset(
         LINES, tokenizer, batch_size=2, max_length=8, batching="pack"
     )
-    features_spec, labels_spec = ds.element_spec
+    features_spec, labels_spec, weights_spec = ds.element_spec
     assert set(features_spec) == {
         "token_ids",
         "padding_mask",
         "example_ids",
         "positions",
     }
-    for spec in [*features_spec.values(), labels_spec]:
+    for spec in [*features_spec.values(), labels_spec, weights_spec]:
         assert spec.shape.as_list() == [2, 8]
     rows, _ = reference_rows(tokenizer, LINES, 10**6)
     stream = [t for row in rows for t in row]
     batches = as_lists(ds)
-    token_ids = np.concatenate([f["token_ids"] for f, _ in batches])
-    mask = np.concatenate([f["padding_mask"] for f, _ in batches]) > 0
+    token_ids = np.concatenate([f["token_ids"] for f, *_ in batches])
+    mask = np.concatenate([f["padding_mask"] for f, *_ in batches]) > 0
     # Nothing lost: the same tokens, and every example whole in one
     # segment, except that one longer than 8 is cut into pieces of 8.
     assert sorted(token_ids[mask].tolist()) == sorted(stream)
-    segments = np.concatenate([f["example_ids"] for f, _ in batches])
+    segments = np.concatenate([f["example_ids"] for f, *_ in batches])
     got = sorted(
         token_ids[r][segments[r] == s].tolist()
         for r in range(len(segments))
@@ -293,7 +322,7 @@ def test_pack_rows_segments_and_positions(tokenizer):
     assert got == sorted(
         row[i : i + 8] for row in rows for i in range(0, len(row), 8)
     )
-    for features, labels in batches:
+    for features, labels, weights in batches:
         segments = features["example_ids"]
         positions = features["positions"]
         np.testing.assert_array_equal(segments > 0, features["padding_mask"])
@@ -301,6 +330,7 @@ def test_pack_rows_segments_and_positions(tokenizer):
             for s in range(8):
                 if segments[r, s] == 0:
                     assert positions[r, s] == 0 and labels[r, s] == 0
+                    assert weights[r, s] == 0
                     continue
                 first = s == 0 or segments[r, s - 1] != segments[r, s]
                 expected = 0 if first else positions[r, s - 1] + 1
@@ -308,6 +338,8 @@ def test_pack_rows_segments_and_positions(tokenizer):
                 last = s == 7 or segments[r, s + 1] != segments[r, s]
                 target = 0 if last else features["token_ids"][r, s + 1]
                 assert labels[r, s] == target
+                # A target exactly where the next token is of the example.
+                assert weights[r, s] == (0.0 if last else 1.0)
             # Segments count 1, 2, ... from each row's start.
             used = sorted(set(segments[r][segments[r] > 0].tolist()))
             assert used == list(range(1, len(used) + 1))
@@ -323,10 +355,12 @@ def test_pack_splits_a_document_longer_than_max_length(tokenizer):
     )
     batches = as_lists(ds)
     expected = [1] + line_ids(tokenizer, line) + [2]
-    got = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"] > 0]]
+    got = [
+        t for f, *_ in batches for t in f["token_ids"][f["padding_mask"] > 0]
+    ]
     assert got == expected  # ... "pack" splits and keeps every token.
     assert len(batches) == 4
-    for features, _ in batches:
+    for features, *_ in batches:
         m = features["padding_mask"][0] > 0
         assert features["example_ids"][0][m].tolist() == [1] * m.sum()
         assert features["positions"][0][m].tolist() == list(range(m.sum()))
@@ -361,9 +395,12 @@ def test_encode_with_labels(tokenizer):
         batching="max_length",
     )
     batches = as_lists(ds)
-    labels = np.concatenate([labels for _, labels in batches])
-    # The empty example is skipped with its label; the fill row gets 0.
+    labels = np.concatenate([labels for _, labels, _ in batches])
+    weights = np.concatenate([weights for *_, weights in batches])
+    # The empty example is skipped with its label; the fill row gets
+    # label 0 and weight 0, where the real rows weigh 1.
     assert labels.tolist() == [1, 0, 1, 0]
+    assert weights.tolist() == [1.0, 1.0, 1.0, 0.0]
     assert batches[0][0]["token_ids"].shape == (2, 6)
 
 
@@ -377,14 +414,14 @@ def test_seq2seq_shapes_and_tokens(tokenizer):
         max_length=5,
         batching="max_length",
     )
-    features, labels = next(iter(ds))
+    features, labels, weights = next(iter(ds))
     assert set(features) == {
         "encoder_token_ids",
         "encoder_padding_mask",
         "decoder_token_ids",
         "decoder_padding_mask",
     }
-    for value in [*features.values(), labels]:
+    for value in [*features.values(), labels, weights]:
         assert value.shape == (2, 5)
     source = [1] + line_ids(tokenizer, "the cat sat") + [2]
     target = line_ids(tokenizer, "two words mat")
@@ -394,6 +431,8 @@ def test_seq2seq_shapes_and_tokens(tokenizer):
     assert labels[1].numpy().tolist() == target + [2, 0]
     mask = features["decoder_padding_mask"].numpy()
     np.testing.assert_array_equal(mask, labels.numpy() != 0)
+    # Every decoder target is real: target + <eos>, nothing else.
+    np.testing.assert_array_equal(weights.numpy(), mask)
 
 
 # --- Tutorial parity ---
@@ -445,7 +484,7 @@ def test_tutorial_collate_fn_parity():
     tgt_vocab = {t: i for i, t in enumerate(target_tokenizer.get_vocabulary())}
     batches = as_lists(ds)
     assert len(batches) == 3
-    for i, (features, labels) in enumerate(batches):
+    for i, (features, labels, weights) in enumerate(batches):
         src_batch, tgt_batch = collate_fn(
             PAIRS[2 * i : 2 * i + 2], src_vocab, tgt_vocab
         )
@@ -454,6 +493,7 @@ def test_tutorial_collate_fn_parity():
             [features["decoder_token_ids"][:, :1], labels], axis=1
         )
         assert tgt.tolist() == tgt_batch
+        np.testing.assert_array_equal(weights, features["decoder_padding_mask"])
 
 
 # --- Sources ---
@@ -461,7 +501,7 @@ def test_tutorial_collate_fn_parity():
 
 def flat_tokens(dataset):
     out = []
-    for features, _ in dataset:
+    for features, *_ in dataset:
         ids = features["token_ids"].numpy()
         out.extend(ids[features["padding_mask"].numpy() > 0].tolist())
     return out
@@ -497,8 +537,9 @@ def test_pairs_as_two_columns_or_a_dataset(tokenizer):
         tf.data.Dataset.from_tensor_slices((sources, targets)),
     ]:
         got = as_lists(make_dataset(source, tokenizer, **kwargs))
-        for (f1, l1), (f2, l2) in zip(want, got):
+        for (f1, l1, w1), (f2, l2, w2) in zip(want, got):
             np.testing.assert_array_equal(l1, l2)
+            np.testing.assert_array_equal(w1, w2)
             for key in f1:
                 np.testing.assert_array_equal(f1[key], f2[key])
 
@@ -548,8 +589,10 @@ def test_stats_keys_values_and_printing(tokenizer):
         "real_tokens": real,
         "padded_tokens": 3 * 3 * 8 - real,
         "padding_efficiency": real / 72,
+        "targets": real - len(rows),  # every token but each row's last
         "fill_rows": 3 * 3 - len(rows),  # all-padding rows of the last batch
         "truncated": truncated,
+        "skipped": 2,  # the two blank lines
         "shapes": 1,
     }
     assert isinstance(result, dict)
@@ -557,14 +600,16 @@ def test_stats_keys_values_and_printing(tokenizer):
     assert "padding_efficiency" in text and f"{real / 72:.4f}" in text
     assert stats(ds, max_batches=1)["batches"] == 1
     # Any dataset works; truncation is then unknown.
-    foreign = ds.map(lambda features, labels: (features, labels))
+    foreign = ds.map(lambda *element: element)
     other = stats(foreign)
-    assert other["truncated"] is None
+    assert other["truncated"] is None and other["skipped"] is None
     assert other["real_tokens"] == real
+    assert other["targets"] == real - len(rows)
     # ... unless the record of the original is passed explicitly.
     info = pipeline_info(ds)
     assert pipeline_info(foreign) is None
     assert stats(foreign, info=info)["truncated"] == truncated
+    assert stats(foreign, info=info)["skipped"] == 2
     assert info.num_batches == 3 and info.boundaries is None
     with pytest.raises(ValueError, match=r"`info` must be a `PipelineInfo`"):
         stats(foreign, info={"truncated": 0})
@@ -576,25 +621,44 @@ def test_stats_keys_values_and_printing(tokenizer):
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, error, message",
     [
-        (dict(batching="foo"), r"`batching` must be one of .*batching='foo'"),
-        (dict(task="mlm"), r"`task` must be one of .*task='mlm'"),
-        (dict(batch_size=0), r"batch_size=0"),
-        (dict(max_length=2), r"`max_length` must leave room .*max_length=2"),
-        (dict(shuffle=-1), r"shuffle=-1"),
-        (dict(cache=1), r"cache=1"),
-        (dict(bucket_boundaries=[4, 2]), r"bucket_boundaries=\[4, 2\]"),
-        (dict(bucket_boundaries=[40]), r"max_length=8"),
-        (dict(drop_remainder="yes"), r"drop_remainder='yes'"),
-        (dict(target_tokenizer="x"), r"target_tokenizer"),
-        (dict(data_service=5050), r"data_service=5050"),
+        (
+            dict(batching="foo"),
+            ValueError,
+            r"`batching` must be one of .*batching='foo'",
+        ),
+        (dict(task="mlm"), ValueError, r"`task` must be one of .*task='mlm'"),
+        (dict(batch_size=0), ValueError, r"batch_size=0"),
+        (
+            dict(max_length=2),
+            ValueError,
+            r"`max_length` must leave room .*max_length=2",
+        ),
+        (dict(shuffle=-1), ValueError, r"shuffle=-1"),
+        (dict(cache=1), TypeError, r"cache=1"),
+        (
+            dict(bucket_boundaries=[4, 2]),
+            ValueError,
+            r"bucket_boundaries=\[4, 2\]",
+        ),
+        (dict(bucket_boundaries=[40]), ValueError, r"max_length=8"),
+        (dict(drop_remainder="yes"), TypeError, r"drop_remainder='yes'"),
+        (dict(skip_empty=None), TypeError, r"skip_empty=None"),
+        (dict(target_tokenizer="x"), ValueError, r"target_tokenizer"),
+        (dict(data_service=5050), TypeError, r"data_service=5050"),
+        (dict(separator=2), ValueError, r'separator.*batching="stream"'),
+        (
+            dict(label_vocabulary=["a"]),
+            ValueError,
+            r'`label_vocabulary` maps .*task="encode"',
+        ),
     ],
 )
-def test_bad_arguments(tokenizer, kwargs, message):
+def test_bad_arguments(tokenizer, kwargs, error, message):
     arguments = dict(batch_size=2, max_length=8)
     arguments.update(kwargs)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         make_dataset(["a b"], tokenizer, **arguments)
 
 
@@ -659,14 +723,16 @@ def test_bucket_leftovers_move_up_instead_of_fill_rows():
         batch_size=2, max_length=8, batching="bucket", bucket_boundaries=[4]
     )
     batches = as_lists(make_dataset(lines, tokenizer, **kwargs))
-    shapes = [f["token_ids"].shape for f, _ in batches]
+    shapes = [f["token_ids"].shape for f, *_ in batches]
     # The third bucket-4 row joins the bucket-8 row: no all-padding row.
     assert shapes == [(2, 4), (2, 8)]
-    assert all(f["padding_mask"].any(axis=1).all() for f, _ in batches)
-    ids = [t for f, _ in batches for t in f["token_ids"][f["padding_mask"] > 0]]
+    assert all(f["padding_mask"].any(axis=1).all() for f, *_ in batches)
+    ids = [
+        t for f, *_ in batches for t in f["token_ids"][f["padding_mask"] > 0]
+    ]
     assert len(ids) == 3 + 4 + 3 + 7
     dropped = make_dataset(lines, tokenizer, drop_remainder=True, **kwargs)
-    assert [f["token_ids"].shape for f, _ in as_lists(dropped)] == [(2, 4)]
+    assert [f["token_ids"].shape for f, *_ in as_lists(dropped)] == [(2, 4)]
 
 
 @pytest.mark.parametrize("batching", ["longest", "max_length", "bucket"])
@@ -776,7 +842,7 @@ def test_batches_are_handed_out_without_per_batch_threads(tokenizer, batching):
     # The batches themselves are as before (pinned in
     # test_pinned_batches.py); here, every row of every batch is real or
     # a fill row, and the cut leaves no all-padding column.
-    for features, _ in dataset:
+    for features, *_ in dataset:
         mask = features["padding_mask"].numpy()
         if batching == "longest":
             assert mask[:, -1].any()

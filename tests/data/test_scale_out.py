@@ -34,7 +34,7 @@ def tiny_model(vocabulary_size, packed=False, mask_dtype="int32"):
     model.compile(
         optimizer="adam",
         loss=keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=0
+            from_logits=True, reduction="mean_with_sample_weight"
         ),
     )
     return model
@@ -78,8 +78,8 @@ def test_tf_data_service():
         LINES, tokenizer, data_service=dispatcher.target, **kwargs
     )
     assert remote.element_spec == local.element_spec
-    want = [f["token_ids"].numpy().tolist() for f, _ in local]
-    got = [f["token_ids"].numpy().tolist() for f, _ in remote]
+    want = [f["token_ids"].numpy().tolist() for f, *_ in local]
+    got = [f["token_ids"].numpy().tolist() for f, *_ in remote]
     assert got == want  # one worker, parallel_epochs: the same epoch
     del worker, dispatcher
 
@@ -120,15 +120,15 @@ MIRRORED = textwrap.dedent(
     assert shapes == [[4, 16], [4, 16]], shapes
 
     @tf.function
-    def step(features, labels):
-        def replica(features, labels):
+    def step(features, labels, weights):
+        def replica(features, labels, weights):
             with tf.GradientTape() as tape:
                 logits = model(features, training=True)
-                loss = model.loss(labels, logits)
+                loss = model.loss(labels, logits, sample_weight=weights)
             grads = tape.gradient(loss, model.trainable_variables)
             model.optimizer.apply(grads, model.trainable_variables)
             return loss
-        losses = strategy.run(replica, args=(features, labels))
+        losses = strategy.run(replica, args=(features, labels, weights))
         return strategy.reduce("MEAN", losses, axis=None)
 
     second = [float(step(*batch)) for batch in distributed]

@@ -132,7 +132,7 @@ def token_counter(tokenizer, lines):
 
 def received(dataset, limit=None):
     counter, batches = collections.Counter(), 0
-    for features, _ in dataset:
+    for features, *_ in dataset:
         ids = features["token_ids"].numpy()
         counter.update(ids[features["padding_mask"].numpy() > 0].tolist())
         batches += 1
@@ -194,7 +194,7 @@ def test_a_worker_killed_mid_epoch(corpus, cluster):
     got = collections.Counter()
 
     def take(batches):
-        for features, _ in batches:
+        for features, *_ in batches:
             ids = features["token_ids"].numpy()
             got.update(ids[features["padding_mask"].numpy() > 0].tolist())
 
@@ -234,7 +234,7 @@ MULTI_WORKER = textwrap.dedent(
     ds = make_dataset(path, tokenizer, **kwargs)
     seen = [
         int(i)
-        for features, _ in ds
+        for features, *_ in ds
         for i in features["token_ids"].numpy()[
             features["padding_mask"].numpy() > 0
         ]
@@ -252,21 +252,21 @@ MULTI_WORKER = textwrap.dedent(
         model = keras.Model(inputs, logits)
         optimizer = keras.optimizers.Adam()
         loss_fn = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=0,
-            reduction="sum_over_batch_size",
+            from_logits=True, reduction="mean_with_sample_weight",
         )
     # Keras 3.15's `fit` does not run under MultiWorkerMirroredStrategy
     # (keras-team/keras#20585: its symbolic build reduces the batch):
     # a custom loop, as in TensorFlow's multi-worker guide.
     @tf.function
-    def step(features, labels):
-        def replica(features, labels):
+    def step(features, labels, weights):
+        def replica(features, labels, weights):
             with tf.GradientTape() as tape:
-                loss = loss_fn(labels, model(features, training=True))
+                logits = model(features, training=True)
+                loss = loss_fn(labels, logits, sample_weight=weights)
             grads = tape.gradient(loss, model.trainable_variables)
             optimizer.apply(grads, model.trainable_variables)
             return loss
-        losses = strategy.run(replica, args=(features, labels))
+        losses = strategy.run(replica, args=(features, labels, weights))
         return strategy.reduce("MEAN", losses, axis=None)
     losses = [
         float(step(*batch))

@@ -1,22 +1,24 @@
 """The `tf.data` pipeline: raw text to padded, bucketed or packed batches.
 
 * `make_dataset(source, tokenizer, ...)`: one call from text to
-  `(features, labels)` batches for `model.fit`.
+  `(features, labels, sample_weight)` batches for `model.fit`.
 * `stats(dataset)`: padding efficiency, truncation and shape counts.
 * `pipeline_info(dataset)`: what `make_dataset` built (boundaries, batch
   sizes, batch count, features, the counting twin `stats` reads).
-* `segment_attention_mask(segment_ids)`: the block-diagonal attention mask
+* `segment_attention_mask(example_ids)`: the block-diagonal attention mask
   of packed rows.
 """
 
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import pipeline_info
 from tf_input.data.packing import segment_attention_mask
+from tf_input.data.pipeline import SkippedExamplesWarning
 from tf_input.data.pipeline import make_dataset
 from tf_input.data.stats import stats
 
 __all__ = [
     "PipelineInfo",
+    "SkippedExamplesWarning",
     "make_dataset",
     "pipeline_info",
     "segment_attention_mask",

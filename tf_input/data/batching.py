@@ -19,9 +19,13 @@
 The batches are handed out with no `prefetch` after them (see
 `make_dataset`): the chunk maps run ahead on their own threads.
 
-Each mode builds two datasets from the same chunks: the batches (features
-and labels only, what `fit` takes) and a counting twin whose elements also
-carry the number of truncated rows (what `stats` reports).
+* `"stream"`: each chunk's texts, joined by their separators, become one
+  1-D piece of a token stream, and `targets.stream_batches` cuts the
+  stream into batches of full rows (a `scan` over chunks).
+
+Each mode builds two datasets from the same chunks: the batches (features,
+labels and sample weights only, what `fit` takes) and a counting twin whose
+elements also carry the number of truncated rows (what `stats` reports).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input.data import packing
+from tf_input.data import targets
 from tf_input.data.packing import plain
 from tf_input.data.rows import cut_to_longest
 
@@ -114,6 +119,7 @@ def batches(
     *,
     batch_size,
     drop_remainder,
+    fill,
     deterministic,
     boundaries,
     batch_sizes,
@@ -123,10 +129,23 @@ def batches(
 
     `chunks`: a dataset of chunks, with the chunk functions `pending`
     still to apply (they run in the same map as the padding: a ragged
-    chunk handed from one map to the next costs ~30% of the tokenizer's
-    time on WikiText). `strip(features, labels)` gives a batch's element.
-    The counting twin's elements are `(features, labels, truncated)`.
+    chunk handed from one map to the next costs a large share of the
+    tokenizer's time, see benchmarks/README.md). `strip(features, labels,
+    weights)` gives a batch's element. `fill`: complete a last partial
+    batch with all-padding rows (`"max_length"`, `"pack"`) unless
+    `drop_remainder`; False leaves it partial (one row per input). The
+    counting twin's elements are `(features, labels, weights, truncated)`.
     """
+    if plan.batching == "stream":
+        return stream(
+            chunks,
+            pending,
+            plan,
+            batch_size=batch_size,
+            drop_remainder=drop_remainder,
+            deterministic=deterministic,
+            strip=strip,
+        )
     if plan.batching == "bucket":
         limits = tf.constant(boundaries, tf.int64)
 
@@ -149,9 +168,9 @@ def batches(
                 deterministic=deterministic,
             )
 
-            def batches_of(groups, features, labels, *truncated):
+            def batches_of(groups, features, labels, weights, *truncated):
                 return bucket_batches(
-                    groups, features, labels, truncated, strip
+                    groups, features, (labels, weights), truncated, strip
                 )
 
             return padded.flat_map(plain(batches_of))
@@ -161,12 +180,13 @@ def batches(
     longest = plan.batching == "longest"
 
     def pad_chunk(rows, count_truncated):
-        features, labels, _ = plan.finalize(rows, plan.max_length)
+        features, labels, weights, _ = plan.finalize(rows, plan.max_length)
         if count_truncated:
-            return features, labels, tf.cast(rows["truncated"], tf.int32)
+            cut = tf.cast(rows["truncated"], tf.int32)
+            return features, labels, weights, cut
         if longest:  # `strip` after the cut, below
-            return features, labels
-        return strip(features, labels)
+            return features, labels, weights
+        return strip(features, labels, weights)
 
     def batch(count_truncated):
         padded = apply(
@@ -174,26 +194,26 @@ def batches(
             [*pending, lambda rows: pad_chunk(rows, count_truncated)],
             deterministic,
         )
-        if longest:
+        if longest or not (fill or drop_remainder):
             return padded.rebatch(batch_size, drop_remainder)
         if not drop_remainder:
             # `batch_size - 1` all-padding rows after the last chunk
             # complete the last partial batch; the batch they would start
             # on their own is dropped by `drop_remainder=True` below, so
             # no batch is ever all padding.
-            fill = tf.nest.map_structure(
+            rows = tf.nest.map_structure(
                 lambda spec: (
                     tf.zeros([batch_size - 1, *spec.shape[1:]], spec.dtype)
                     if isinstance(spec, tf.TensorSpec)
                     else None
-                ),  # no labels
+                ),  # no labels or weights
                 padded.element_spec,
             )
-            padded = padded.concatenate(tf.data.Dataset.from_tensors(fill))
+            padded = padded.concatenate(tf.data.Dataset.from_tensors(rows))
         return padded.rebatch(batch_size, drop_remainder=True)
 
-    def count(features, labels, truncated):
-        return features, labels, tf.reduce_sum(truncated)
+    def count(features, labels, weights, truncated):
+        return features, labels, weights, tf.reduce_sum(truncated)
 
     counted = batch(True).map(plain(count))
     dataset = batch(False)
@@ -201,11 +221,35 @@ def batches(
         counted = counted.map(plain(cut_to_longest))
         dataset = map_inline(
             dataset,
-            lambda features, labels=None: strip(
-                *cut_to_longest(features, labels, None)[:2]
-            ),
+            lambda *element: strip(*cut_to_longest(*element)[:3]),
         )
     return dataset, counted
+
+
+def stream(
+    chunks, pending, plan, *, batch_size, drop_remainder, deterministic, strip
+):
+    """`(dataset, counted)` of `"stream"` batches (see `batches`).
+
+    Each chunk's rows (texts with their separators, in order) become one
+    1-D piece of the stream in the chunk map; `targets.stream_batches`
+    cuts the pieces into batches. Nothing is truncated.
+    """
+    pieces = apply(
+        chunks,
+        [*pending, lambda rows: rows["ids"].flat_values],
+        deterministic,
+    )
+
+    def cut():
+        return targets.stream_batches(
+            pieces, batch_size, plan.max_length, drop_remainder
+        )
+
+    def count(features, labels, weights):
+        return features, labels, weights, tf.constant(0, tf.int32)
+
+    return cut().map(plain(strip)), cut().map(plain(count))
 
 
 def pad_groups(rows, keys, plan, lengths, sizes, count_truncated):
@@ -221,16 +265,17 @@ def pad_groups(rows, keys, plan, lengths, sizes, count_truncated):
     that boundary gives. A bucket's batches are consecutive, and only the
     last one can be partial.
 
-    Returns `(groups, features, labels[, truncated])`: per bucket present,
-    `groups` holds its first row, number of rows, number of batches,
-    boundary, batch size and first batch; `features` and `labels`
-    `[R, width]` (labels `[R]` for classification); `truncated`, the
-    number of truncated rows of each batch `[K]`.
+    Returns `(groups, features, labels, weights[, truncated])`: per bucket
+    present, `groups` holds its first row, number of rows, number of
+    batches, boundary, batch size and first batch; `features`, `labels`
+    and `weights` `[R, width]` (labels and weights `[R]` for
+    classification); `truncated`, the number of truncated rows of each
+    batch `[K]`.
     """
     splits = rows["truncated"].row_splits
     flat = {name: value.values for name, value in rows.items()}
     width = tf.reduce_max(tf.concat([tf.gather(lengths, keys), [1]], 0))
-    features, labels, _ = plan.finalize(flat, width)
+    features, labels, weights, _ = plan.finalize(flat, width)
     present, _, count = tf.unique_with_counts(keys)
     first = tf.cumsum(count, exclusive=True)
     start = tf.gather(splits, first)
@@ -242,7 +287,7 @@ def pad_groups(rows, keys, plan, lengths, sizes, count_truncated):
         tf.gather(sizes, present),
         first,
     )
-    out = (groups, features, labels)
+    out = (groups, features, labels, weights)
     if count_truncated:
         total = tf.concat(
             [[0], tf.cumsum(tf.cast(flat["truncated"], tf.int32))], 0
@@ -251,7 +296,7 @@ def pad_groups(rows, keys, plan, lengths, sizes, count_truncated):
     return out
 
 
-def bucket_batches(groups, features, labels, truncated, strip):
+def bucket_batches(groups, features, targets_, truncated, strip):
     """The batches of one chunk of `pad_groups`, as a dataset.
 
     Each bucket's batches are cut from the padded rows in one piece: its
@@ -283,7 +328,10 @@ def bucket_batches(groups, features, labels, truncated, strip):
             value = tf.pad(tf.slice(value, begin, extent), padding)
             return tf.reshape(value, shape)
 
-        mine = ({name: cut(v) for name, v in features.items()}, cut(labels))
+        mine = (
+            {name: cut(v) for name, v in features.items()},
+            *(cut(v) for v in targets_),
+        )
         if truncated:
             element = (*mine, tf.slice(truncated[0], first[None], count[None]))
         else:

@@ -43,6 +43,12 @@ class PipelineInfo:
         add_special_tokens: bool, whether the start and end tokens were
             added (`export_text_model(dataset=...)` serves the same).
         tokenizer: the tokenizer the rows came from.
+        skipped: int or None, the examples skipped as empty, counted when
+            the dataset was made (in-memory sources), else None.
+        skipping: `tf.data.Dataset` of the number of examples skipped in
+            each chunk of the source (`stats` sums it).
+        separator: list of int or None, the ids between texts in
+            `"stream"` mode.
     """
 
     task: str
@@ -55,6 +61,11 @@ class PipelineInfo:
     counting: tf.data.Dataset = dataclasses.field(repr=False)
     add_special_tokens: bool = True
     tokenizer: object = dataclasses.field(default=None, repr=False)
+    skipped: int | None = None
+    skipping: tf.data.Dataset | None = dataclasses.field(
+        default=None, repr=False
+    )
+    separator: list | None = None
 
 
 def register(dataset, info):

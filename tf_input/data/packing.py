@@ -6,6 +6,8 @@ at once: no per-line `tf.data` step, no `unbatch` of single rows.
 
 from __future__ import annotations
 
+import warnings
+
 import keras
 import tensorflow as tf
 from keras import ops
@@ -20,13 +22,13 @@ def plain(function):
     return tf.autograph.experimental.do_not_convert(function)
 
 
-def segment_attention_mask(segment_ids, causal=False):
-    """Turns packed `segment_ids` into a block-diagonal attention mask.
+def segment_attention_mask(example_ids=None, causal=False, *, segment_ids=None):
+    """Turns packed `example_ids` into a block-diagonal attention mask.
 
     Position `i` may attend to position `j` when both hold a real token
-    (`segment_id > 0`) of the same segment (and, with `causal=True`, when
+    (`example_id > 0`) of the same example (and, with `causal=True`, when
     `j <= i`: a decoder's mask, each token sees only itself and the tokens
-    before it in its own segment). Padding (segment 0) attends to nothing
+    before it in its own example). Padding (example 0) attends to nothing
     and is attended by nothing. The result can be passed as
     `attention_mask` to `keras.layers.MultiHeadAttention`.
 
@@ -35,10 +37,12 @@ def segment_attention_mask(segment_ids, causal=False):
     `segment_attention_mask(keras.Input((None,), dtype="int32"))`.
 
     Args:
-        segment_ids: int tensor `[batch, seq_len]` (or `[seq_len]`), as made
-            by `make_dataset(..., batching="pack")`: 1, 2, ... per segment,
-            0 for padding.
+        example_ids: int tensor `[batch, seq_len]` (or `[seq_len]`), as
+            made by `make_dataset(..., batching="pack")`: 1, 2, ... per
+            example of a row, 0 for padding.
         causal: bool. Also hide future positions. Defaults to `False`.
+        segment_ids: deprecated name of `example_ids` (`segment_ids` are
+            BERT's token types everywhere else).
 
     Returns:
         bool tensor `[batch, seq_len, seq_len]` (or `[seq_len, seq_len]`).
@@ -52,30 +56,49 @@ def segment_attention_mask(segment_ids, causal=False):
     >>> np.asarray(causal).astype(int)[0].tolist()
     [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0]]
     """
+    if segment_ids is not None:
+        if example_ids is not None:
+            raise TypeError(
+                "Pass `example_ids` only (`segment_ids` is its deprecated "
+                "name). Received both."
+            )
+        warnings.warn(
+            "`segment_attention_mask(segment_ids=...)` is deprecated: the "
+            "argument is `example_ids` (the packed example numbers); "
+            "`segment_ids` means token types everywhere else.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        example_ids = segment_ids
+    if example_ids is None:
+        raise TypeError(
+            "`segment_attention_mask` needs `example_ids`, the packed "
+            'example numbers of `make_dataset(..., batching="pack")`.'
+        )
     if not isinstance(causal, bool):
-        raise ValueError(
+        raise TypeError(
             f"`causal` must be True or False. Received: causal={causal!r}."
         )
-    if not isinstance(segment_ids, keras.KerasTensor):
-        segment_ids = tf.convert_to_tensor(segment_ids)
-    dtype = keras.backend.standardize_dtype(segment_ids.dtype)
+    if not isinstance(example_ids, keras.KerasTensor):
+        example_ids = tf.convert_to_tensor(example_ids)
+    dtype = keras.backend.standardize_dtype(example_ids.dtype)
     if "int" not in dtype:
-        raise ValueError(
-            "`segment_ids` must be integers. "
-            f"Received: segment_ids with dtype {dtype}."
+        raise TypeError(
+            "`example_ids` must be integers. "
+            f"Received: example_ids with dtype {dtype}."
         )
-    if len(segment_ids.shape) not in (1, 2):
+    if len(example_ids.shape) not in (1, 2):
         raise ValueError(
-            "`segment_ids` must have shape [seq_len] or [batch, seq_len]. "
-            f"Received: segment_ids with shape {tuple(segment_ids.shape)}."
+            "`example_ids` must have shape [seq_len] or [batch, seq_len]. "
+            f"Received: example_ids with shape {tuple(example_ids.shape)}."
         )
-    query = ops.expand_dims(segment_ids, -1)
-    key = ops.expand_dims(segment_ids, -2)
+    query = ops.expand_dims(example_ids, -1)
+    key = ops.expand_dims(example_ids, -2)
     mask = ops.logical_and(ops.equal(query, key), ops.greater(key, 0))
     if causal:
         # Positions by a cumulative sum: works on symbolic tensors, whose
         # length is not known.
-        position = ops.cumsum(ops.ones_like(segment_ids), axis=-1)
+        position = ops.cumsum(ops.ones_like(example_ids), axis=-1)
         lower = ops.greater_equal(
             ops.expand_dims(position, -1), ops.expand_dims(position, -2)
         )
@@ -126,7 +149,8 @@ def pack_rows(ids, length):
 
     Every example is kept whole in one row; only an example longer than
     `length` is cut, into pieces of `length` tokens and a last, shorter
-    piece, each piece its own segment. Pieces are placed largest first, in
+    piece, each piece its own example in its row. Pieces are placed
+    largest first, in
     rounds (a `tf.while_loop` step per round, not per example):
 
     * in each round every open row, the roomiest first, takes the largest
@@ -141,9 +165,8 @@ def pack_rows(ids, length):
     This is close to first-fit decreasing: on WikiText-2 test, rows of 512,
     0.985 of the positions hold tokens (exact first-fit decreasing:
     0.998). Laying the last pieces in at once, rather than one per row and
-    round, takes 13-16 rounds per 2,048-line chunk of tinyshakespeare (rows
-    of 128) instead of 34-44, and 9 instead of 15-21 on WikiText, for the
-    same number of rows (in a `tf.function`, ~10 -> ~7 ms a chunk).
+    round, takes about a third of the rounds for the same number of rows
+    (see benchmarks/README.md).
 
     Args:
         ids: `tf.RaggedTensor` `[N, None]`, one example per row.
@@ -151,9 +174,9 @@ def pack_rows(ids, length):
 
     Returns:
         A dict of dense int32 tensors `[R, length]`: `ids` (0 = padding),
-        `segment_ids` (1, 2, ... in each row, the pieces in input order;
+        `example_ids` (1, 2, ... in each row, the pieces in input order;
         0 = padding) and `positions` (0, 1, ... restarting at each
-        segment).
+        piece).
     """
     flat = ids.flat_values
     lengths = tf.cast(ids.row_lengths(), tf.int32)
@@ -253,7 +276,7 @@ def pack_rows(ids, length):
     row = tf.gather(row, tf.math.invert_permutation(order))
     by_place = _argsort(row)
     placed_row = tf.gather(row, by_place)
-    # Segment = rank of the piece within its row, 1-based.
+    # Example number = rank of the piece within its row, 1-based.
     row_first = tf.math.unsorted_segment_min(
         index, placed_row, tf.maximum(num_rows, 1)
     )
@@ -285,8 +308,8 @@ def pack_rows(ids, length):
     laid = tf.RaggedTensor.from_row_lengths(
         values, row_length, validate=False
     ).to_tensor(0, shape=[num_rows, length, 3])
-    ids, segment_ids, positions = tf.unstack(laid, axis=2)
-    return {"ids": ids, "segment_ids": segment_ids, "positions": positions}
+    ids, example_ids, positions = tf.unstack(laid, axis=2)
+    return {"ids": ids, "example_ids": example_ids, "positions": positions}
 
 
 # --- Regrouping rows into batches ---

@@ -1,81 +1,36 @@
 """`make_dataset`: raw text to model-ready batches, in one `tf.data` graph.
 
-The steps live in three modules: `rows` (one example -> one row, shared
-with `export_text_model`), `batching` (rows -> batches in each mode) and
-`packing` (the packer, the bucket regrouping and boundaries). This module
-checks the arguments and wires them together.
+The steps live in their own modules: `arguments` (the checks), `rows` (one
+example -> one row, shared with `export_text_model`), `targets` (labels
+and sample weights), `batching` (rows -> batches in each mode) and
+`packing` (the packer, the bucket regrouping). This module wires them
+together.
 """
 
 from __future__ import annotations
 
-import numbers
 import os
+import warnings
 
 import numpy as np
 import tensorflow as tf
 
-from tf_input._validation import check_one_of
-from tf_input._validation import check_optional_int
-from tf_input._validation import check_positive_int
 from tf_input.data import batching as batching_module
-from tf_input.data.efficiency import BATCHINGS
-from tf_input.data.efficiency import check_bucket_boundaries
+from tf_input.data.arguments import check_arguments
+from tf_input.data.arguments import check_columns
+from tf_input.data.arguments import check_tokenizers
 from tf_input.data.efficiency import choose_boundaries
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
-from tf_input.data.rows import TASKS
-from tf_input.data.rows import TRUNCATIONS
+from tf_input.data.packing import plain
 from tf_input.data.rows import Rows
-from tf_input.data.rows import check_tokenizer
 from tf_input.data.sources import as_dataset
 
 AUTOTUNE = tf.data.AUTOTUNE
-DEFAULT_SHUFFLE_BUFFER = 10_000
-DATA_SERVICE_MODES = ("parallel_epochs", "distributed_epoch")
 
 
-def _check_bool(name, value, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(
-            f"`{name}` must be True or False"
-            + (" or None" if allow_none else "")
-            + f". Received: {name}={value!r}."
-        )
-    return bool(value)
-
-
-def _check_shuffle(shuffle):
-    if shuffle is None or shuffle is False:
-        return 0
-    if shuffle is True:
-        return DEFAULT_SHUFFLE_BUFFER
-    if isinstance(shuffle, numbers.Integral) and shuffle >= 0:
-        return int(shuffle)
-    raise ValueError(
-        "`shuffle` must be None, a bool, or a buffer size (int >= 0, in "
-        f"examples). Received: shuffle={shuffle!r}."
-    )
-
-
-def _check_shard(shard):
-    if shard is None:
-        return None
-    if (
-        isinstance(shard, (tuple, list))
-        and len(shard) == 2
-        and all(
-            isinstance(x, numbers.Integral) and not isinstance(x, bool)
-            for x in shard
-        )
-        and 0 <= shard[1] < shard[0]
-    ):
-        return int(shard[0]), int(shard[1])
-    raise ValueError(
-        "`shard` must be None or `(num_shards, index)` with "
-        f"0 <= index < num_shards. Received: shard={shard!r}."
-    )
+class SkippedExamplesWarning(UserWarning):
+    """Examples of an in-memory source gave no token and were skipped."""
 
 
 def make_dataset(
@@ -89,6 +44,9 @@ def make_dataset(
     target_tokenizer=None,
     add_special_tokens=True,
     truncation="longest_first",
+    label_vocabulary=None,
+    separator=None,
+    skip_empty=True,
     shuffle=None,
     seed=None,
     drop_remainder=None,
@@ -107,7 +65,7 @@ def make_dataset(
     encoding="utf-8",
     errors="strict",
 ) -> tf.data.Dataset:
-    """Turns raw text into padded, bucketed or packed batches for `fit`.
+    """Turns raw text into batches for `fit`: features, labels, weights.
 
     Lines are read, tokenized in the graph a chunk of `chunk_size` lines at
     a time, cut to `max_length` (keeping room for the special tokens),
@@ -115,12 +73,26 @@ def make_dataset(
     `cls`/`sep`), and batched. All per-line work is vectorised over the
     chunk; nothing runs once per line.
 
+    Every batch with targets is Keras's `(features, labels,
+    sample_weight)`, which `fit` and `evaluate` apply as they are: the
+    weight is 1 exactly on the positions (or rows) that are real targets
+    and 0 on everything else: padding, an example's last token (it has no
+    next token), the all-padding rows that fill a last partial batch. The
+    label under a weight of 0 is 0, but only the weight marks it: id 0 is
+    a real token in many vocabularies (`"!"` in GPT-2, Qwen, Llama 3), so
+    neither the padding mask nor `ignore_class=0` can replace the weights.
+    Compile with `weighted_metrics=[...]` for metrics over the targets, and
+    a loss with `reduction="mean_with_sample_weight"` for the mean over
+    the targets (Keras's default divides by every position).
+
     Empty examples (no token after tokenization, e.g. blank or
-    whitespace-only lines; for pairs, either side empty) are skipped; a
-    source with no example left is an error.
-    Truncation is counted: see `tf_input.data.stats(...)["truncated"]`.
-    Padding is 0 in ids and labels; use the `padding_mask` (or
-    `ignore_class=0` in the loss) to leave padding out.
+    whitespace-only lines; for pairs, either side empty) are skipped
+    (`skip_empty=True`, for training); skipping any from an in-memory
+    source warns (`SkippedExamplesWarning`), and `stats(ds)["skipped"]`
+    counts them for every source. With `skip_empty=False` (for `predict`)
+    every input gives one row, in input order, an empty text the row that
+    `export_text_model` serves for it. Truncation is counted:
+    `stats(ds)["truncated"]`.
 
     Batching modes:
 
@@ -128,7 +100,8 @@ def make_dataset(
       may be smaller.
     * `"max_length"`: every tensor `[batch_size, max_length]`, static in
       `element_spec`. The last partial batch is filled with all-padding rows
-      (mask False, labels 0) unless `drop_remainder=True`.
+      (mask 0, weights 0) unless `drop_remainder=True` (or
+      `skip_empty=False`, which leaves it partial: one row per input).
     * `"bucket"`: rows grouped by length; each batch padded to its bucket's
       boundary, so there are at most `num_buckets` shapes. Boundaries are
       chosen from the first `sample_size` examples to minimise padding, or
@@ -143,27 +116,42 @@ def make_dataset(
     * `"pack"`: whole examples packed into rows of exactly `max_length`
       (fully static shape), never truncated and never cut at a row end:
       only an example longer than `max_length` is split, into pieces of
-      `max_length` tokens and a shorter last piece, each its own segment.
+      `max_length` tokens and a shorter last piece, each its own example.
       Rows are filled largest example first, close to first-fit
       decreasing, within each chunk of `chunk_size` lines (so rows, not
-      examples, follow the chunk order). Adds `segment_ids` (1, 2, ... per
+      examples, follow the chunk order). Adds `example_ids` (1, 2, ... per
       example in each row, 0 = padding) and `positions` (restarting at 0
-      in each segment). `lm` labels never cross a segment. The last
-      partial batch is filled with all-padding rows (segment 0), as in
-      `"max_length"`, or dropped with `drop_remainder=True`. See
-      `segment_attention_mask`.
+      in each example). `lm` targets never cross an example. The model
+      must keep the examples apart (`segment_attention_mask(example_ids)`
+      in attention, `positions` for the position encoding): a model given
+      as `features=` that takes no `example_ids` is an error. The last
+      partial batch is filled with all-padding rows, as in
+      `"max_length"`, or dropped with `drop_remainder=True`.
+    * `"stream"` (`task="lm"`): the texts joined into one stream, each
+      followed by `separator`, and cut into rows of exactly `max_length`
+      (Hugging Face's `group_texts`), for a model with no notion of
+      example boundaries (keras-hub's GPT-2, Llama, Qwen, Gemma
+      backbones). Labels are the next token of the stream everywhere,
+      across texts and rows; only the stream's last token has weight 0.
+      Nothing is truncated, lost or repeated. The last partial row is
+      filled with padding and the last batch with all-padding rows
+      (weights 0), or dropped with `drop_remainder=True` unless whole.
 
-    Outputs `(features, labels)` (for `encode` without labels: `features`):
+    Outputs:
 
-    * `lm`: `token_ids`, `padding_mask` (+ `segment_ids`, `positions` when
-      packing); labels `[B, S]`, the next token of the same segment, 0 at a
-      segment's last token.
-    * `encode`: the same features; labels only if `source` gives
-      `(text, label)` pairs (not with `"pack"`).
+    * `lm`: features `token_ids`, `padding_mask` (+ `example_ids`,
+      `positions` when packing); labels `[B, S]`, the next token of the
+      same example (of the stream with `"stream"`); weights `[B, S]`.
+    * `encode`: features `token_ids`, `padding_mask`, `segment_ids` (token
+      types: 1 on the second text of a pair). With `(text, label)` or
+      `(text_a, text_b, label)` examples (not with `"pack"`): labels `[B]`
+      and weights `[B]`, 1 on real rows, 0 on fill rows. String labels
+      need `label_vocabulary`. Without labels: `features` alone.
     * `seq2seq`: `encoder_token_ids`, `encoder_padding_mask`,
       `decoder_token_ids` (`<sos>` + target), `decoder_padding_mask`;
-      labels are target + `<eos>`. The decoder's start and end tokens are
-      always added; `add_special_tokens` is about the encoder side.
+      labels are target + `<eos>`, weights 1 on each of them. The
+      decoder's start and end tokens are always added;
+      `add_special_tokens` is about the encoder side.
 
     Args:
         source: list of str; list of `(source, target)` pairs or a tuple
@@ -177,13 +165,32 @@ def make_dataset(
         batch_size: int. Rows per batch (bucket mode: see
             `tokens_per_batch`).
         max_length: int. The longest row, special tokens included (the
-            packed row length in `"pack"` mode).
+            row length in `"pack"` and `"stream"` modes).
         batching: str, one of `"longest"`, `"max_length"`, `"bucket"`,
-            `"pack"`. Defaults to `"longest"`.
+            `"pack"`, `"stream"`. Defaults to `"longest"`.
         target_tokenizer: tokenizer of the targets for `seq2seq`. Defaults
             to `tokenizer`.
         add_special_tokens: bool. Add the start/end tokens (to the encoder
-            side for `seq2seq`). Defaults to `True`.
+            side for `seq2seq`; not with `"stream"`, which puts
+            `separator` between texts instead). Defaults to `True`.
+        truncation: str, how a sentence pair is cut to `max_length`:
+            `"longest_first"`, `"only_first"` or `"only_second"`, as in
+            Hugging Face. Defaults to `"longest_first"`.
+        label_vocabulary: list or dict, or None. The names of string
+            labels (`task="encode"`): a list (label `i` gets id `i`) or a
+            dict name -> id. A label not in it stops the pipeline, naming
+            it. Without it, an element of two strings is a sentence pair.
+            Defaults to `None`.
+        separator: None, int, str or list of int. With `"stream"`, the
+            token(s) after each text: an id, a token of the vocabulary, a
+            list of ids (`[]`: nothing). Defaults to `None`: the
+            tokenizer's end token (role `eos`, else `sep`) after each
+            text; else its start token (`bos`, else `cls`) before each;
+            else nothing.
+        skip_empty: bool. Skip examples that give no token (for
+            training). `False` keeps one row per input, in input order
+            (for `predict`; `"longest"` and `"max_length"` only, with no
+            shuffle). Defaults to `True`.
         shuffle: None, bool or int. Shuffle buffer in examples (`True`:
             10000). Shuffling is done on tokenized chunks: the order of
             chunks is shuffled with a buffer of `shuffle / chunk_size`
@@ -220,7 +227,7 @@ def make_dataset(
             whole epoch (each example once per worker); or
             `"distributed_epoch"`: the workers share one epoch, each
             example arriving once (the source must be splittable: files or
-            an in-memory list). See the README's "Scale-out". Defaults to
+            an in-memory list). See the scale-out docs. Defaults to
             `"parallel_epochs"`.
         shard: None or `(num_shards, index)`. Keep only every
             `num_shards`-th example, starting at `index`, before
@@ -233,9 +240,9 @@ def make_dataset(
             model. The features to emit: with a model, exactly the inputs
             it declares, by name (a name the task and batching do not
             produce is an error), and the model is checked against the
-            tokenizer (it must not mask a real token as padding). Feeding a
-            model exactly its inputs also avoids keras-team/keras#23258
-            (see the README). Defaults to `None` (every feature).
+            tokenizer (it must not mask a real token as padding) and, with
+            `"pack"`, against packing (it must take `example_ids`).
+            Defaults to `None` (every feature).
         count_batches: bool or None. Count the batches once when the
             dataset is made (one pass over the source), so that its
             `cardinality()` is known and `fit` shows the epoch length.
@@ -257,11 +264,11 @@ def make_dataset(
             tokenizers replace invalid UTF-8. Defaults to `"strict"`.
 
     Returns:
-        A `tf.data.Dataset` of `(features, labels)` (the chunks are
-        tokenized ahead, in parallel; no `prefetch` after the batches,
-        whose hand-over between threads costs more than cutting a batch:
-        add one if a step of yours goes on top), with
-        tf.data's default static graph rewrites off in its options
+        A `tf.data.Dataset` of `(features, labels, sample_weight)` (or of
+        `features` for `encode` without labels). The chunks are tokenized
+        ahead, in parallel; there is no `prefetch` after the batches (add
+        one if a step of yours goes on top). tf.data's default static
+        graph rewrites are off in its options
         (`experimental_optimization.apply_default_optimizations=False`):
         they change nothing here and cost every new iterator (every epoch)
         a rebuild of the whole graph. Steps added on top of it are then
@@ -277,177 +284,97 @@ def make_dataset(
     >>> tokenizer = tf_input.VocabularyTokenizer()
     >>> tokenizer.adapt(["the cat sat", "a dog"])
     >>> ds = tf_input.data.make_dataset(
-    ...     ["the cat sat", "", "a dog"], tokenizer, batch_size=2,
+    ...     ["the cat sat", "a dog"], tokenizer, batch_size=2,
     ...     max_length=8)
-    >>> features, labels = next(iter(ds))
+    >>> features, labels, weights = next(iter(ds))
     >>> features["token_ids"].numpy().tolist()
     [[1, 4, 5, 6, 2], [1, 7, 8, 2, 0]]
     >>> labels.numpy().tolist()
     [[4, 5, 6, 2, 0], [7, 8, 2, 0, 0]]
+    >>> weights.numpy().tolist()
+    [[1.0, 1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0]]
     """
-    task = check_one_of("task", task, TASKS)
-    batching = check_one_of("batching", batching, BATCHINGS)
-    batch_size = check_positive_int("batch_size", batch_size)
-    max_length = check_positive_int("max_length", max_length)
-    add_special_tokens = _check_bool("add_special_tokens", add_special_tokens)
-    truncation = check_one_of("truncation", truncation, TRUNCATIONS)
-    drop_remainder = bool(
-        _check_bool("drop_remainder", drop_remainder, allow_none=True)
-    )
-    deterministic = _check_bool("deterministic", deterministic, True)
-    shuffle = _check_shuffle(shuffle)
-    seed = check_optional_int("seed", seed)
-    num_buckets = check_positive_int("num_buckets", num_buckets)
-    tokens_per_batch = check_optional_int(
-        "tokens_per_batch", tokens_per_batch, 1
-    )
-    sample_size = check_positive_int("sample_size", sample_size)
-    chunk_size = check_optional_int("chunk_size", chunk_size, 1)
-    # Chunks are padded whole to max_length: at most ~1M positions each.
-    chunk_size = chunk_size or max(
-        4 * batch_size, min(2048, 2**20 // max_length)
-    )
-    bucket_boundaries = check_bucket_boundaries(bucket_boundaries, max_length)
-    if not isinstance(cache, (bool, str)):
-        raise ValueError(
-            "`cache` must be a bool or a file prefix (str). "
-            f"Received: cache={cache!r}."
-        )
-    if data_service is not None and not isinstance(data_service, str):
-        raise ValueError(
-            "`data_service` must be None or a dispatcher address such as "
-            f"'grpc://localhost:5050'. Received: data_service={data_service!r}."
-        )
-    data_service_mode = check_one_of(
-        "data_service_mode", data_service_mode, DATA_SERVICE_MODES
-    )
-    shard = _check_shard(shard)
-    if task == "seq2seq" and batching == "pack":
-        raise ValueError(
-            '`batching="pack"` is for `task="lm"` and `"encode"`: packed '
-            "sources and targets would have to be cut at the same places. "
-            'Use batching="bucket" for seq2seq. Received: batching='
-            f"{batching!r} with task={task!r}."
-        )
-    if target_tokenizer is not None and task != "seq2seq":
-        raise ValueError(
-            '`target_tokenizer` is only used with task="seq2seq". '
-            f"Received: target_tokenizer with task={task!r}."
-        )
-    check_tokenizer("tokenizer", tokenizer)
-    if tokenizer.add_special_tokens:
-        raise ValueError(
-            "`tokenizer` must be built with `add_special_tokens=False`: the "
-            "pipeline adds the start and end tokens itself, after "
-            "truncation, so that they are never cut off. Use "
-            "`make_dataset(..., add_special_tokens=True)` instead. "
-            "Received: tokenizer with add_special_tokens=True."
-        )
-
-    lines, _ = as_dataset(source, deterministic, encoding, errors)
-    if shard is not None:
-        lines = lines.shard(*shard)
-    columns = _columns(lines.element_spec, task, batching)
-    plan = Rows(
+    s = check_arguments(
         task=task,
         batching=batching,
+        batch_size=batch_size,
         max_length=max_length,
+        add_special_tokens=add_special_tokens,
+        truncation=truncation,
+        shuffle=shuffle,
+        seed=seed,
+        drop_remainder=drop_remainder,
+        cache=cache,
+        deterministic=deterministic,
+        num_buckets=num_buckets,
+        bucket_boundaries=bucket_boundaries,
+        tokens_per_batch=tokens_per_batch,
+        sample_size=sample_size,
+        chunk_size=chunk_size,
+        data_service=data_service,
+        data_service_mode=data_service_mode,
+        shard=shard,
+        count_batches=count_batches,
+        separator=separator,
+        skip_empty=skip_empty,
+        label_vocabulary=label_vocabulary,
+    )
+    check_tokenizers(tokenizer, target_tokenizer, s.task)
+    lines, _ = as_dataset(source, s.deterministic, encoding, errors)
+    if s.shard is not None:
+        lines = lines.shard(*s.shard)
+    plan = Rows(
+        task=s.task,
+        batching=s.batching,
+        max_length=s.max_length,
         tokenizer=tokenizer,
         target_tokenizer=target_tokenizer,
-        add_special_tokens=add_special_tokens,
-        columns=columns,
-        truncation=truncation,
+        add_special_tokens=s.add_special_tokens,
+        columns=check_columns(
+            lines.element_spec, s.task, s.batching, s.label_vocabulary
+        ),
+        truncation=s.truncation,
+        separator=s.separator,
+        skip_empty=s.skip_empty,
+        label_vocabulary=s.label_vocabulary,
     )
     wanted = plan.check_features(features)
-    if count_batches is None:
-        # In memory, so one counting pass is cheap next to training.
-        count_batches = data_service is None and isinstance(
-            source, (list, tuple, np.ndarray)
-        )
-    count_batches = _check_bool("count_batches", count_batches)
-    if count_batches and data_service is not None:
-        raise ValueError(
-            "`count_batches=True` counts the batches of this process's "
-            "pipeline, but with `data_service` the workers produce them "
-            "(each a whole epoch). Received: count_batches=True with "
-            f"data_service={data_service!r}. Pass count_batches=False."
-        )
-    if not count_batches:
-        _check_not_empty(lines, plan, chunk_size, source)
+    in_memory = isinstance(source, (list, tuple, np.ndarray))
+    count = s.count_batches
+    if count is None:  # in memory, one counting pass is cheap next to fit
+        count = s.data_service is None and in_memory
+    skipping = skip_counter(lines, plan, s.chunk_size)
+    skipped = None
+    if in_memory:
+        skipped = _count_skipped(skipping, lines, source)
+    elif not count:
+        _check_not_empty(lines, plan, s.chunk_size, source)
 
-    batch_sizes = [batch_size]
-    boundaries = None
-    if batching == "bucket":
-        boundaries = bucket_boundaries
-        if boundaries is None:
-            boundaries = choose_boundaries(
-                batching_module.sample_lengths(
-                    lines, plan, sample_size, chunk_size
-                ),
-                num_buckets,
-                max_length,
-            )
-        if tokens_per_batch is not None:
-            batch_sizes = [max(1, tokens_per_batch // b) for b in boundaries]
-        else:
-            batch_sizes = [batch_size] * len(boundaries)
+    boundaries, batch_sizes = _buckets(s, lines, plan)
+    chunks, pending = _chunks(s, lines, plan)
 
-    # 1. Lines -> chunks of tokenized rows (the only tokenizer call), then
-    # for "pack", whole examples into rows of max_length, chunk by chunk
-    # (before the cache, and before the shuffle, which then moves packed
-    # rows). These steps stay `pending` so that, with nothing in between,
-    # they run in the same map as the padding (see `batching.batches`).
-    pending = [plan.tokenize] + ([plan.pack] if batching == "pack" else [])
-    chunks = lines.batch(chunk_size)
-    if (
-        cache is not False
-        or shuffle
-        or batching == "bucket"
-        or data_service is not None
-    ):
-        chunks = batching_module.apply(chunks, pending, deterministic)
-        pending = []
-    if cache is not False:
-        chunks = chunks.cache("" if cache is True else cache)
-    if shuffle:
-        chunks = batching_module.shuffle_chunks(
-            chunks, max(1, shuffle // chunk_size), seed
-        )
-    if data_service is not None:
-        # The workers read, tokenize (and pack) chunks; the batches are cut
-        # here. The end-of-epoch steps (the fill rows of the last batch,
-        # the bucket flush) must see the whole epoch: on the workers,
-        # under "distributed_epoch", each would see only its share, and
-        # the rows of every other worker's last partial batch were lost
-        # (measured: 8 of 600 lines with two workers).
-        chunks = chunks.apply(
-            tf.data.experimental.service.distribute(
-                processing_mode=data_service_mode, service=data_service
-            )
-        )
-
-    # 2. The batches: only the wanted features; no labels for "encode"
-    # without labels.
-    def strip(features, labels):
+    def strip(features, labels=None, weights=None):
+        """A batch's element: the wanted features, then the targets."""
         if wanted is not None:
             features = {name: features[name] for name in wanted}
         if labels is None:
             return features
-        return features, labels
+        return features, labels, weights
 
     dataset, counted = batching_module.batches(
         chunks,
         pending,
         plan,
-        batch_size=batch_size,
-        drop_remainder=drop_remainder,
-        deterministic=deterministic,
+        batch_size=s.batch_size,
+        drop_remainder=s.drop_remainder,
+        fill=plan.skip_empty,
+        deterministic=s.deterministic,
         boundaries=boundaries,
         batch_sizes=batch_sizes,
         strip=strip,
     )
     num_batches = None
-    if count_batches:
+    if count:
         # Counted once, so that `fit` knows the epoch length (no "Unknown"
         # progress bar, no "ran out of data" warning).
         num_batches = int(counted.reduce(np.int64(0), lambda n, *_: n + 1))
@@ -456,29 +383,89 @@ def make_dataset(
         dataset = dataset.apply(
             tf.data.experimental.assert_cardinality(num_batches)
         )
-    # No `prefetch` at the end: the chunk maps before it run ahead on
-    # their own threads already, and the step that hands out batches
-    # (`rebatch`, a slice, or the cut to the longest row) is cheaper than
-    # a prefetch's hand-over between threads, ~20 us a batch on 2 cores
-    # (CPU per element, 4,096 batches: 25 us handed out directly, 48 us
-    # through a prefetch); tinyshakespeare makes 1,024 batches an epoch.
-    dataset = dataset.with_options(_options(shard))
+    # No `prefetch` at the end: the chunk maps before it run ahead on their
+    # own threads already, and the step that hands out batches is cheaper
+    # than a prefetch's hand-over between threads (see benchmarks/README.md).
+    dataset = dataset.with_options(_options(s.shard))
     # `stats` reads the truncation count from the counting twin, so that
-    # the batches fed to `fit` carry nothing but features and labels.
-    counted = counted.prefetch(AUTOTUNE).with_options(_options(shard))
+    # the batches fed to `fit` carry nothing but features and targets.
+    counted = counted.prefetch(AUTOTUNE).with_options(_options(s.shard))
     info = PipelineInfo(
-        task=task,
-        batching=batching,
-        max_length=max_length,
+        task=s.task,
+        batching=s.batching,
+        max_length=s.max_length,
         features=tuple(wanted or plan.feature_names()),
         boundaries=boundaries,
         batch_sizes=batch_sizes,
         num_batches=num_batches,
         counting=counted,
-        add_special_tokens=add_special_tokens,
+        add_special_tokens=s.add_special_tokens,
         tokenizer=tokenizer,
+        skipped=skipped,
+        skipping=skipping.with_options(_options(s.shard)),
+        separator=(plan.start + plan.end) if s.batching == "stream" else None,
     )
     return register(dataset, info)
+
+
+def _buckets(s, lines, plan):
+    """`(boundaries, batch_sizes)`: the bucket boundaries (None outside
+    `"bucket"` mode) and the rows per batch of each bucket."""
+    if s.batching != "bucket":
+        return None, [s.batch_size]
+    boundaries = s.bucket_boundaries
+    if boundaries is None:
+        boundaries = choose_boundaries(
+            batching_module.sample_lengths(
+                lines, plan, s.sample_size, s.chunk_size
+            ),
+            s.num_buckets,
+            s.max_length,
+        )
+    if s.tokens_per_batch is not None:
+        return boundaries, [max(1, s.tokens_per_batch // b) for b in boundaries]
+    return boundaries, [s.batch_size] * len(boundaries)
+
+
+def _chunks(s, lines, plan):
+    """`(chunks, pending)`: the source in chunks of `chunk_size` lines, with
+    the chunk functions not yet applied.
+
+    Lines -> chunks of tokenized rows (the only tokenizer call), then for
+    `"pack"`, whole examples into rows of `max_length`, chunk by chunk
+    (before the cache, and before the shuffle, which then moves packed
+    rows). These steps stay `pending` so that, with nothing in between,
+    they run in the same map as the padding (see `batching.batches`).
+    """
+    pending = [plan.tokenize] + ([plan.pack] if s.batching == "pack" else [])
+    chunks = lines.batch(s.chunk_size)
+    if (
+        s.cache is not False
+        or s.shuffle
+        or s.batching == "bucket"
+        or s.data_service is not None
+    ):
+        chunks = batching_module.apply(chunks, pending, s.deterministic)
+        pending = []
+    if s.cache is not False:
+        chunks = chunks.cache("" if s.cache is True else s.cache)
+    if s.shuffle:
+        chunks = batching_module.shuffle_chunks(
+            chunks, max(1, s.shuffle // s.chunk_size), s.seed
+        )
+    if s.data_service is not None:
+        # The workers read, tokenize (and pack) chunks; the batches are cut
+        # here. The end-of-epoch steps (the fill rows of the last batch,
+        # the bucket flush, the end of a stream) must see the whole epoch:
+        # on the workers, under "distributed_epoch", each would see only
+        # its share, and the rows of every other worker's last partial
+        # batch would be lost.
+        chunks = chunks.apply(
+            tf.data.experimental.service.distribute(
+                processing_mode=s.data_service_mode, service=s.data_service
+            )
+        )
+    return chunks, pending
 
 
 def _options(shard):
@@ -506,53 +493,6 @@ def _options(shard):
             tf.data.experimental.AutoShardPolicy.OFF
         )
     return options
-
-
-def _columns(spec, task, batching):
-    """What one element holds (`rows.COLUMNS`), checked against the task."""
-    if not isinstance(spec, tuple):
-        if task == "seq2seq":
-            raise ValueError(
-                '`task="seq2seq"` needs (source, target) pairs. Received: '
-                "a source of single texts."
-            )
-        return "text"
-    dtypes = [s.dtype for s in spec]
-    strings = [d == tf.string for d in dtypes]
-    if task == "lm":
-        raise ValueError(
-            '`task="lm"` takes texts, not pairs. Use task="seq2seq" for '
-            '(source, target) pairs or task="encode" for (text, label), '
-            "(text_a, text_b) or (text_a, text_b, label). Received: a "
-            f"source of {len(spec)}-tuples with task={task!r}."
-        )
-    if task == "seq2seq":
-        if strings != [True, True]:
-            raise ValueError(
-                '`task="seq2seq"` needs (source, target) pairs of strings. '
-                f"Received: elements of dtypes {[d.name for d in dtypes]}."
-            )
-        return "seq2seq"
-    # encode
-    if strings == [True, False]:
-        columns = "text+label"
-    elif strings == [True, True]:
-        columns = "pair"
-    elif strings == [True, True, False]:
-        columns = "pair+label"
-    else:
-        raise ValueError(
-            '`task="encode"` takes texts, (text, label), (text_a, text_b) '
-            "or (text_a, text_b, label), with numeric labels. Received: "
-            f"elements of dtypes {[d.name for d in dtypes]}."
-        )
-    if batching == "pack" and columns != "text":
-        raise ValueError(
-            "Packed rows mix several examples, so per-example labels and "
-            'sentence pairs cannot follow them. Received: batching="pack" '
-            f"with a source of {'pairs' if 'pair' in columns else 'labels'}."
-        )
-    return columns
 
 
 def _describe(source):
@@ -586,3 +526,35 @@ def _check_not_empty(lines, plan, chunk_size, source):
         if int(tf.size(plan.kept(*chunk))):
             return
     raise ValueError(_empty_message(source))
+
+
+def skip_counter(lines, plan, chunk_size):
+    """A dataset of the number of examples skipped in each chunk."""
+
+    def count(*chunk):
+        return plan.skipped(*chunk)
+
+    return lines.batch(chunk_size).map(
+        plain(count), num_parallel_calls=AUTOTUNE
+    )
+
+
+def _count_skipped(counter, lines, source):
+    """Counts the skipped examples of an in-memory source: an error if
+    every example is, a warning if any is (the rows would no longer align
+    with the inputs)."""
+    skipped = int(counter.reduce(np.int64(0), lambda total, n: total + n))
+    total = int(lines.cardinality())
+    if skipped == total:
+        raise ValueError(_empty_message(source))
+    if skipped:
+        warnings.warn(
+            f"{skipped} of the {total} examples of `source` give no token "
+            "(blank, whitespace only, or nothing this tokenizer keeps) and "
+            "were skipped, so the batches do not align with the inputs. "
+            "Pass `skip_empty=False` to keep one row per input (e.g. for "
+            "`predict`).",
+            SkippedExamplesWarning,
+            stacklevel=3,
+        )
+    return skipped

@@ -4,332 +4,45 @@
 the rows a model is trained on and the rows it is served cannot drift
 apart: tokenize, skip empty examples, truncate (keeping room for the
 special tokens), wrap in the tokenizer's template, pad, and build the
-features and labels of the task.
+features, labels and sample weights of the task (`targets`).
 
-* `select_rows` / `pad_rows`: one text per row, cut and wrapped, ragged or
-  padded (single gathers, the fast path).
-* `pair_rows`: two texts per row (`[CLS] a [SEP] b [SEP]`) with their
-  token types, cut by a truncation strategy as Hugging Face does.
-* `Rows`: the validated arguments, the chunk functions of the pipeline
-  (`tokenize`, `pack`, `finalize`) and `serve`, the export's rows.
+`Rows` holds the validated arguments and builds the chunk functions of the
+pipeline (`tokenize`, `pack`, `finalize`) and `serve`, the export's rows;
+the graph ops that cut and wrap rows are in `cutting`.
 """
 
 from __future__ import annotations
 
-import numbers
-
 import keras
 import tensorflow as tf
 
+from tf_input._feature_names import ENCODE_FEATURES
+from tf_input._feature_names import EXAMPLE_IDS
+from tf_input._feature_names import LM_FEATURES
+from tf_input._feature_names import MASK_DTYPE
+from tf_input._feature_names import PACK_EXTRA
+from tf_input._feature_names import SEGMENT_IDS
+from tf_input._feature_names import SEQ2SEQ_FEATURES
+from tf_input._feature_names import WEIGHT_DTYPE
 from tf_input._model_inputs import check_padding
 from tf_input._model_inputs import input_names
-from tf_input._ragged import row_ids
 from tf_input.data import packing
-from tf_input.tokenizers.base import Tokenizer
+from tf_input.data import targets
+from tf_input.data.cutting import check_specials
+from tf_input.data.cutting import check_tokenizer
+from tf_input.data.cutting import empty_text_id
+from tf_input.data.cutting import pad_rows
+from tf_input.data.cutting import pair_rows
+from tf_input.data.cutting import select_rows
+from tf_input.data.cutting import stream_separator
+from tf_input.data.cutting import token_ids
 
 TASKS = ("lm", "seq2seq", "encode")
 # Modes whose rows are padded to `max_length` as soon as they are tokenized.
 PADDED = ("longest", "max_length")
-START_ROLES = ("bos", "cls")
-END_ROLES = ("eos", "sep")
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 # What one element of the source holds.
 COLUMNS = ("text", "text+label", "pair", "pair+label", "seq2seq")
-# The features of each kind of batch, in the order they are emitted. In
-# `"pack"` rows, `example_ids` number the examples of a row (1, 2, ...; 0
-# on padding) and `positions` restart at 0 in each; `segment_ids` are
-# always token types (BERT's sentence A = 0, B = 1).
-LM_FEATURES = ("token_ids", "padding_mask")
-ENCODE_FEATURES = ("token_ids", "padding_mask", "segment_ids")
-PACK_EXTRA = ("example_ids", "positions")
-SEQ2SEQ_FEATURES = (
-    "encoder_token_ids",
-    "encoder_padding_mask",
-    "decoder_token_ids",
-    "decoder_padding_mask",
-)
-MASK_DTYPE = "int32"  # keras-hub's; a bool input fails under tf.distribute
-
-
-def special_ids(tokenizer):
-    """`(start_ids, end_ids)`: the lists of ids put around each sequence.
-
-    The tokenizer's own template (`tokenizer.start_ids` / `end_ids`): e.g.
-    `[CLS]` / `[SEP]` for BERT, `<s>` / `</s>` for SentencePiece, only
-    `<|begin_of_text|>` in front for Llama 3, nothing for Qwen.
-    """
-    return list(tokenizer.start_ids), list(tokenizer.end_ids)
-
-
-def has_file_template(tokenizer):
-    """Whether the tokenizer's templates come from its file (a
-    `tokenizer.json` post-processor), which may rightly add nothing."""
-    return getattr(tokenizer, "_templates", None) is not None
-
-
-def check_tokenizer(name, tokenizer):
-    if not isinstance(tokenizer, Tokenizer):
-        raise ValueError(
-            f"`{name}` must be a tf_input tokenizer (e.g. "
-            "`tf_input.tokenizers.WordPieceTokenizer`). "
-            f"Received: {name} of type {type(tokenizer).__name__}."
-        )
-
-
-def check_specials(name, tokenizer, why, template_ok=True):
-    """`(start_ids, end_ids)`, or an error when the tokenizer has none."""
-    start, end = special_ids(tokenizer)
-    if not (start and end) and not (
-        template_ok and has_file_template(tokenizer)
-    ):
-        raise ValueError(
-            f"{why} needs start and end tokens (roles {START_ROLES} and "
-            f"{END_ROLES}), but `{name}` ({type(tokenizer).__name__}) has "
-            f"only special_tokens={tokenizer.special_tokens}."
-        )
-    return start, end
-
-
-def _as_ids(value):
-    """None, an int or a sequence of ints -> a list of ints."""
-    if value is None:
-        return []
-    if isinstance(value, numbers.Integral):
-        return [int(value)]
-    return [int(v) for v in value]
-
-
-def token_ids(tokenizer, texts):
-    """`[N]` strings -> int32 ragged ids (int64 splits), no specials."""
-    ids = tf.cast(tokenizer._tokenize_batch(texts), "int32")
-    return ids.with_row_splits_dtype(tf.int64)
-
-
-def select_rows(ids, index=None, capacity=None, start=None, end=None):
-    """Rows `index` of ragged `ids`, cut to `capacity`, wrapped in specials.
-
-    Returns `(rows, truncated)`: the ragged rows, each cut to its first
-    `capacity` ids (None: no cut) with the ids of `start` before and of
-    `end` after (an int, a list of ints, or None for none), and a bool
-    `[len(index)]` telling which rows were cut. Every output id is found
-    by arithmetic on the row splits and one gather, in a single pass:
-    ~1.7x faster on WikiText chunks than the ragged gather, ragged slice
-    and scatter it replaced (9.0 vs 15.5 ms per 2,048 lines).
-    """
-    start, end = _as_ids(start), _as_ids(end)
-    before, after = len(start), len(end)
-    splits = ids.row_splits
-    if index is None:
-        index = tf.range(ids.nrows())
-    begin = tf.gather(splits, index)
-    length = tf.gather(splits, index + 1) - begin
-    if capacity is None:
-        kept, truncated = length, tf.zeros_like(length, tf.bool)
-    else:
-        kept, truncated = tf.minimum(length, capacity), length > capacity
-    new_splits = tf.concat(
-        [tf.zeros([1], tf.int64), tf.cumsum(kept + before + after)], 0
-    )
-    row = row_ids(new_splits)
-    # Where each output slot is in its row's kept ids: negative in `start`,
-    # `kept` and beyond in `end`.
-    offset = tf.range(new_splits[-1]) - tf.gather(new_splits, row) - before
-    row_kept = tf.gather(kept, row)
-    inside = tf.logical_and(offset >= 0, offset < row_kept)
-    source = tf.where(inside, tf.gather(begin, row) + offset, 0)
-    values = tf.gather(ids.flat_values, source)
-    # One special token (the usual case) is a scalar: no gather or clip,
-    # ~10 graph nodes fewer, which tf.data sets up for every new iterator.
-    if len(start) == 1:
-        values = tf.where(offset < 0, start[0], values)
-    elif start:
-        first = tf.gather(
-            tf.constant(start, tf.int32),
-            tf.clip_by_value(offset + before, 0, before - 1),
-        )
-        values = tf.where(offset < 0, first, values)
-    if len(end) == 1:
-        values = tf.where(offset >= row_kept, end[0], values)
-    elif end:
-        last = tf.gather(
-            tf.constant(end, tf.int32),
-            tf.clip_by_value(offset - row_kept, 0, after - 1),
-        )
-        values = tf.where(offset >= row_kept, last, values)
-    rows = tf.RaggedTensor.from_row_splits(values, new_splits, validate=False)
-    return rows, truncated
-
-
-def pad_rows(ids, index, capacity, start, end, width):
-    """Rows `index` of ragged `ids`, padded: `select_rows` made dense.
-
-    Returns `(dense, lengths, truncated)`: int32 `[len(index), width]`, each
-    row its first `capacity` ids with the ids of `start` before and of
-    `end` after (an int, a list of ints, or None), then 0; the row lengths
-    with the specials; and which rows were cut. `width` must be at least
-    `capacity` plus the specials. Built by a ragged gather, `to_tensor`
-    (which also truncates) and column arithmetic, with no per-token index:
-    ~2x faster than `select_rows` + `to_tensor` (5 vs 11 ms per 2,048-line
-    WikiText chunk); with it the `"max_length"` pipeline went from 0.66x
-    to 0.71-0.80x of the tokenizer's rate there.
-    """
-    start, end = _as_ids(start), _as_ids(end)
-    before, after = len(start), len(end)
-    rows = tf.gather(ids, index)
-    length = rows.row_lengths()
-    kept = tf.minimum(length, capacity)
-    # `after` columns more than `capacity`: in cut rows, the end tokens
-    # overwrite them.
-    dense = rows.to_tensor(0, shape=[None, capacity + after])
-    if start:
-        first = tf.tile(
-            tf.constant(start, tf.int32)[None], [tf.shape(dense)[0], 1]
-        )
-        dense = tf.concat([first, dense], 1)
-    if end:
-        column = tf.range(capacity + before + after, dtype=tf.int64)
-        step = column[None, :] - (kept + before)[:, None]
-        if after == 1:  # a scalar: no gather or clip (~10 nodes fewer)
-            dense = tf.where(tf.equal(step, 0), end[0], dense)
-        else:
-            last = tf.gather(
-                tf.constant(end, tf.int32),
-                tf.clip_by_value(step, 0, after - 1),
-            )
-            dense = tf.where((step >= 0) & (step < after), last, dense)
-    extra = width - capacity - before - after
-    if extra:
-        dense = tf.pad(dense, [[0, 0], [0, extra]])
-    return dense, kept + before + after, length > capacity
-
-
-def split_template(template):
-    """A pair template -> `(prefix, a_type, middle, b_type, suffix)`.
-
-    `prefix`, `middle` and `suffix` are lists of `(id, type_id)`: the
-    special tokens before `$A`, between `$A` and `$B`, and after `$B`.
-    """
-    pieces = [piece for piece, _ in template]
-    if pieces.count("$A") != 1 or pieces.count("$B") != 1:
-        raise ValueError(
-            "A pair template needs `$A` and `$B` once each. "
-            f"Received: template={template!r}."
-        )
-    a, b = pieces.index("$A"), pieces.index("$B")
-    if b < a:
-        raise ValueError(
-            "Pair templates with `$B` before `$A` are not supported. "
-            f"Received: template={template!r}."
-        )
-    return (
-        list(template[:a]),
-        template[a][1],
-        list(template[a + 1 : b]),
-        template[b][1],
-        list(template[b + 1 :]),
-    )
-
-
-def pair_lengths(a, b, room, truncation):
-    """How many tokens of each text a pair keeps, as Hugging Face cuts.
-
-    `a`, `b`: int64 `[N]` lengths; `room`: the tokens left for both texts
-    after the template's special tokens. Returns `(keep_a, keep_b, ok)`:
-    `ok` is False where the strategy cannot make the pair fit
-    (`only_first` / `only_second` when the other text alone is too long:
-    an error in Hugging Face, and here).
-
-    * `"longest_first"` (HF's default): if both fit, nothing is cut.
-      Else, with `short <= long` the two lengths, the longer text keeps
-      `max(short, room - short)` tokens (`short` if `short > room`) and
-      the shorter keeps all of its own; when that is still too long, both
-      keep `room // 2`, the longer text (the second one, on a tie) one
-      more for an odd `room`. This is the rule of `tokenizers`' Rust code,
-      checked against it on pairs from the corpora.
-    * `"only_first"` / `"only_second"`: that text loses the excess; it
-      must keep at least one token.
-    """
-    room = tf.constant(room, tf.int64)
-    total = a + b
-    over = total > room
-    excess = tf.maximum(total - room, 0)
-    if truncation == "only_first":
-        ok = tf.logical_or(~over, a > excess)
-        return a - excess, b, ok
-    if truncation == "only_second":
-        ok = tf.logical_or(~over, b > excess)
-        return a, b - excess, ok
-    swap = a > b
-    short = tf.minimum(a, b)
-    keep_long = tf.where(short > room, short, tf.maximum(short, room - short))
-    keep_short = short
-    both = keep_short + keep_long > room
-    keep_short = tf.where(both, room // 2, keep_short)
-    keep_long = tf.where(both, room // 2 + room % 2, keep_long)
-    keep_a = tf.where(swap, keep_long, keep_short)
-    keep_b = tf.where(swap, keep_short, keep_long)
-    keep_a = tf.where(over, tf.minimum(keep_a, a), a)
-    keep_b = tf.where(over, tf.minimum(keep_b, b), b)
-    return keep_a, keep_b, tf.ones_like(over)
-
-
-def _constant_rows(pairs, count, column):
-    """`count` ragged rows, each the `column` (0: ids, 1: types) of
-    `pairs`."""
-    values = tf.constant([p[column] for p in pairs], tf.int32)
-    tiled = tf.tile(values[None], [count, 1])
-    return tf.RaggedTensor.from_tensor(tiled).with_row_splits_dtype(tf.int64)
-
-
-def _first(ragged, keep):
-    """Each row of `ragged` cut to its first `keep` values."""
-    position = tf.ragged.range(ragged.row_lengths(), dtype=tf.int64)
-    return tf.ragged.boolean_mask(ragged, position < keep[:, None])
-
-
-def pair_rows(a, b, index, room, template, truncation):
-    """Rows `index` of two ragged texts, wrapped in a pair template.
-
-    Returns `(ids, types, truncated, ok)`: ragged ids `prefix a middle b
-    suffix` and their token types, which rows were cut, and `ok` (see
-    `pair_lengths`). `room` None: no cut.
-    """
-    prefix, a_type, middle, b_type, suffix = split_template(template)
-    a, b = tf.gather(a, index), tf.gather(b, index)
-    la, lb = a.row_lengths(), b.row_lengths()
-    if room is None:
-        keep_a, keep_b, ok = la, lb, tf.ones_like(la, tf.bool)
-    else:
-        keep_a, keep_b, ok = pair_lengths(la, lb, room, truncation)
-        keep_a, keep_b = tf.maximum(keep_a, 0), tf.maximum(keep_b, 0)
-    a, b = _first(a, keep_a), _first(b, keep_b)
-    count = tf.shape(index, out_type=tf.int64)[0]
-    ids, types = [], []
-    for part, text, text_type in (
-        (prefix, a, a_type),
-        (middle, b, b_type),
-        (suffix, None, None),
-    ):
-        if part:
-            ids.append(_constant_rows(part, count, 0))
-            types.append(_constant_rows(part, count, 1))
-        if text is not None:
-            ids.append(text)
-            types.append(tf.ones_like(text) * text_type)
-    truncated = (keep_a < la) | (keep_b < lb)
-    return tf.concat(ids, 1), tf.concat(types, 1), truncated, ok
-
-
-def _lm_labels(token_ids, example_ids=None):
-    """The next token within the same example; 0 at its last token and at
-    padding (padding ids are 0 already)."""
-    following = tf.pad(token_ids[:, 1:], [[0, 0], [0, 1]])
-    if example_ids is not None:
-        same = tf.equal(
-            tf.pad(example_ids[:, 1:], [[0, 0], [0, 1]]), example_ids
-        )
-        following = tf.where(same, following, tf.zeros_like(following))
-    return following
 
 
 class Rows:
@@ -337,7 +50,11 @@ class Rows:
 
     Args (keyword-only): `task`; `batching`; `max_length`; `tokenizer`;
     `target_tokenizer` (seq2seq); `add_special_tokens`; `columns`, what
-    one element holds (one of `COLUMNS`); `truncation` (pairs).
+    one element holds (one of `COLUMNS`); `truncation` (pairs);
+    `separator` (`"stream"`: the ids put between texts, see
+    `cutting.stream_separator`); `skip_empty` (False: an example with no
+    token keeps its row, as served); `label_vocabulary` (string labels ->
+    ids: a dict, checked by the caller).
     """
 
     def __init__(
@@ -351,6 +68,9 @@ class Rows:
         add_special_tokens=True,
         columns="text",
         truncation="longest_first",
+        separator=None,
+        skip_empty=True,
+        label_vocabulary=None,
     ):
         check_tokenizer("tokenizer", tokenizer)
         self.task = task
@@ -362,7 +82,23 @@ class Rows:
         self.truncation = truncation
         self.pairs = columns.startswith("pair")
         self.has_labels = columns.endswith("label")
-        if add_special_tokens:
+        self.skip_empty = skip_empty
+        # A row with no token is served (and kept by `skip_empty=False`)
+        # as this one token, so that no row is all padding.
+        self.fill_id = empty_text_id(tokenizer)
+        self.label_names = dict(label_vocabulary or {})
+        self.label_table = None
+        if label_vocabulary:
+            self.label_table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant(list(self.label_names), tf.string),
+                    tf.constant(list(self.label_names.values()), tf.int32),
+                ),
+                default_value=-1,
+            )
+        if batching == "stream":
+            start, end = stream_separator(tokenizer, separator)
+        elif add_special_tokens:
             start, end = check_specials(
                 "tokenizer", tokenizer, "`add_special_tokens=True`"
             )
@@ -384,9 +120,12 @@ class Rows:
                 "special tokens and at least one token. "
                 f"Received: max_length={max_length}."
             )
-        # Room for the tokens of each row; no truncation when packing.
+        # Room for the tokens of each row; no truncation when packing or
+        # joining texts into a stream.
         self.capacity = (
-            None if batching == "pack" else max_length - num_specials
+            None
+            if batching in ("pack", "stream")
+            else max_length - num_specials
         )
         if task == "seq2seq":
             check_tokenizer("target_tokenizer", self.target_tokenizer)
@@ -430,6 +169,7 @@ class Rows:
             )
             names = input_names(features, "`features`")
             source = f"the model {features.name!r} takes"
+            self._check_packed_model(features, names)
         elif isinstance(features, (list, tuple)) and all(
             isinstance(name, str) for name in features
         ):
@@ -448,7 +188,7 @@ class Rows:
                 hints.append(
                     '`example_ids` and `positions` come with batching="pack".'
                 )
-            if "segment_ids" in missing:
+            if SEGMENT_IDS in missing:
                 hints.append(
                     '`segment_ids` (token types) come with task="encode".'
                 )
@@ -460,6 +200,25 @@ class Rows:
                 "the feature it receives."
             )
         return [name for name in available if name in names]
+
+    def _check_packed_model(self, model, names):
+        """Packed rows hold several examples: a model fed them must keep
+        them apart (take `example_ids`), or they attend to each other."""
+        if self.batching != "pack" or EXAMPLE_IDS in names:
+            return
+        raise ValueError(
+            f'batching="pack" puts several examples in each row, but the '
+            f"model {model.name!r} takes only {names}: without "
+            "`example_ids` its packed examples would attend to each other, "
+            "and without `positions` each would see positions that run "
+            'across the whole row. Use batching="stream" for a model '
+            "with no notion of example boundaries (e.g. keras-hub's "
+            "GPT2CausalLM, Llama, Qwen, Gemma backbones), or build the "
+            "model with `InputBlock(..., positions_input=True)` and "
+            "`tf_input.data.segment_attention_mask(example_ids, "
+            "causal=True)` in its attention layers, taking `example_ids` "
+            "and `positions` as inputs."
+        )
 
     # --- Chunk of lines -> rows ----------------------------------------------
     def _tokenize(self, *batch):
@@ -475,6 +234,8 @@ class Rows:
             texts, second, parts["labels"] = batch
         else:  # seq2seq
             texts, second = batch
+        if "labels" in parts and self.label_table is not None:
+            parts["labels"] = self._label_ids(parts["labels"])
         parts["ids"] = token_ids(self.tokenizer, texts)
         keep = parts["ids"].row_lengths() > 0
         if self.pairs:
@@ -483,7 +244,32 @@ class Rows:
         if self.task == "seq2seq":
             parts["target"] = token_ids(self.target_tokenizer, second)
             keep &= parts["target"].row_lengths() > 0
+        if not self.skip_empty:
+            keep = tf.ones_like(keep)
         return parts, tf.reshape(tf.where(keep), [-1])
+
+    def _label_ids(self, labels):
+        """String labels -> int32 ids by `label_vocabulary`; a label
+        that is not in it stops the pipeline, naming it."""
+        ids = self.label_table.lookup(labels)
+        unknown = ids < 0
+        check = tf.debugging.Assert(
+            ~tf.reduce_any(unknown),
+            [
+                "A label is not in `label_vocabulary` "
+                f"{sorted(self.label_names)}: add it, or fix the source. "
+                "Received labels:",
+                tf.boolean_mask(labels, unknown),
+            ],
+            summarize=10,
+        )
+        with tf.control_dependencies([check]):
+            return tf.identity(ids)
+
+    def skipped(self, *batch):
+        """The number of examples of `batch` skipped as empty (int64)."""
+        count = tf.shape(batch[0], out_type=tf.int64)[0]
+        return count - tf.size(self.kept(*batch), out_type=tf.int64)
 
     def kept(self, *batch):
         """The index of the examples of `batch` that are not skipped."""
@@ -553,15 +339,27 @@ class Rows:
             truncated = tf.logical_or(truncated, cut)
         if "labels" in parts:
             rows["labels"] = tf.gather(parts["labels"], index)
+        if not self.skip_empty and "lengths" in rows:
+            rows["ids"], rows["lengths"] = self._fill_empty(
+                rows["ids"], rows["lengths"]
+            )
         rows["truncated"] = truncated
         return rows
+
+    def _fill_empty(self, ids, lengths):
+        """Padded rows with no token get the one token `fill_id`, as
+        `export_text_model` serves an empty text."""
+        empty = tf.equal(lengths, 0)
+        first = tf.equal(tf.range(tf.shape(ids)[1]), 0)[None, :]
+        ids = tf.where(empty[:, None] & first, tf.constant(self.fill_id), ids)
+        return ids, tf.maximum(lengths, 1)
 
     def pack(self, rows):
         """Packs a chunk's rows into rows of `max_length` (`"pack"` mode)."""
         packed = packing.pack_rows(rows["ids"], self.max_length)
         return {
             "ids": packed["ids"],
-            "example_ids": packed["segment_ids"],
+            "example_ids": packed["example_ids"],
             "positions": packed["positions"],
             "truncated": tf.zeros([tf.shape(packed["ids"])[0]], tf.bool),
         }
@@ -573,19 +371,19 @@ class Rows:
             length = tf.maximum(length, rows["target"].row_lengths() + 1)
         return length
 
-    # --- Rows of a batch (or chunk) -> (features, labels, truncated) ------
+    # --- Rows of a batch (or chunk) -> (features, labels, weights) ---------
     def finalize(self, rows, length=None, fill=None):
-        """Pads rows and builds the features and labels of the task.
+        """Pads rows and builds the features and targets of the task.
 
         `length`: the padded length (int or scalar tensor), or None for
         the longest row (rows padded in `tokenize` keep their width);
         `fill`: the number of rows to fill up to with all-padding rows, or
-        None. Returns `(features, labels, number of truncated rows)`.
+        None. Returns `(features, labels, weights, number of truncated
+        rows)`; labels and weights are None for `encode` without labels.
         """
         dense = self._dense(rows, length, fill)
         truncated = tf.reduce_sum(tf.cast(rows["truncated"], tf.int32))
-        features, labels = self.features(dense)
-        return features, labels, truncated
+        return (*self.features(dense), truncated)
 
     def _dense(self, rows, length, fill):
         """Every row entry as a dense `[batch, size]` tensor, plus
@@ -653,20 +451,23 @@ class Rows:
         return out
 
     def features(self, dense):
-        """`(features, labels)` of dense rows (see `_dense`)."""
+        """`(features, labels, weights)` of dense rows (see `_dense`)."""
         width = tf.shape(dense["ids"], out_type=tf.int64)[1]
 
         def mask(lengths):
             return tf.sequence_mask(lengths, width, dtype=MASK_DTYPE)
 
         if self.task == "seq2seq":
+            decoder_mask = mask(dense["decoder_lengths"])
             features = {
                 "encoder_token_ids": dense["ids"],
                 "encoder_padding_mask": mask(dense["lengths"]),
                 "decoder_token_ids": dense["decoder_ids"],
-                "decoder_padding_mask": mask(dense["decoder_lengths"]),
+                "decoder_padding_mask": decoder_mask,
             }
-            return features, dense["decoder_labels"]
+            # Labels are the target + `<eos>`, one per decoder input.
+            weights = tf.cast(decoder_mask, WEIGHT_DTYPE)
+            return features, dense["decoder_labels"], weights
         ids = dense["ids"]
         features = {"token_ids": ids}
         example_ids = dense.get("example_ids")
@@ -680,19 +481,25 @@ class Rows:
             features["example_ids"] = example_ids
             features["positions"] = dense["positions"]
         if self.task == "encode":
-            return features, dense.get("labels")
-        return features, _lm_labels(ids, example_ids)
+            if "labels" not in dense:
+                return features, None, None
+            # Every real row has a token; fill rows have none.
+            weights = tf.cast(dense["lengths"] > 0, WEIGHT_DTYPE)
+            return features, dense["labels"], weights
+        labels, weights = targets.lm_targets(ids, dense["lengths"], example_ids)
+        return features, labels, weights
 
     # --- Serving -----------------------------------------------------------
-    def serve(self, texts, fill_id=0):
+    def serve(self, texts):
         """`[N]` strings -> the features of one padded batch, for export.
 
         One example per row, always (`N` rows out for `N` texts): the rows
-        `tokenize` gives in `"longest"` / `"max_length"` mode, with
-        `example_ids` 1 on tokens and `positions` from 0 (a packed row
-        holding one example). A text with no token, and no special token
-        around it, becomes the one token `fill_id`, so that no row is all
-        padding (a masked mean over it would be NaN).
+        `tokenize` gives in `"longest"` / `"max_length"` mode with
+        `skip_empty=False`, with `example_ids` 1 on tokens and `positions`
+        from 0 (a packed row holding one example). A text with no token,
+        and no special token around it, becomes the one token `fill_id`,
+        so that no row is all padding (a masked mean over it would be
+        NaN).
         """
         ids = token_ids(self.tokenizer, texts)
         rows = {}
@@ -704,17 +511,13 @@ class Rows:
             self.end,
             self.max_length,
         )
-        empty = tf.equal(rows["lengths"], 0)
-        first = tf.equal(tf.range(self.max_length), 0)[None, :]
-        rows["ids"] = tf.where(
-            empty[:, None] & first, tf.constant(fill_id), rows["ids"]
+        rows["ids"], rows["lengths"] = self._fill_empty(
+            rows["ids"], rows["lengths"]
         )
-        rows["lengths"] = tf.maximum(rows["lengths"], 1)
         if self.batching == "longest":
             size = tf.reduce_max(tf.concat([rows["lengths"], [1]], 0))
             rows["ids"] = rows["ids"][:, :size]
-        dense = self._dense(rows, None, None)
-        features, _ = self.features(dense)
+        features = self.features(self._dense(rows, None, None))[0]
         mask = features["padding_mask"]
         features["example_ids"] = mask
         width = tf.shape(mask)[1]
@@ -724,12 +527,13 @@ class Rows:
         return features
 
 
-def cut_to_longest(features, labels=None, *rest):
+def cut_to_longest(features, labels=None, weights=None, *rest):
     """Cuts a batch padded to `max_length` to its longest row (at least 1).
 
     The features of each group (`encoder_*`, `decoder_*`, or the rest) are
-    cut by the group's own mask; 2-D labels follow the decoder (`seq2seq`)
-    or the tokens (`lm`). `rest` (e.g. a truncation count) passes through.
+    cut by the group's own mask; 2-D labels and weights follow the decoder
+    (`seq2seq`) or the tokens (`lm`). `rest` (e.g. a truncation count)
+    passes through. Returns `(features, labels, weights, *rest)`.
     """
     cut, size = dict(features), None
     for prefix in ("", "encoder_", "decoder_"):
@@ -745,7 +549,5 @@ def cut_to_longest(features, labels=None, *rest):
                 cut[name] = value[:, :size]
     # The last group found is the one the labels follow.
     if labels is not None and labels.shape.rank == 2:
-        labels = labels[:, :size]
-    if labels is None and not rest:
-        return cut
-    return (cut, labels, *rest)
+        labels, weights = labels[:, :size], weights[:, :size]
+    return (cut, labels, weights, *rest)

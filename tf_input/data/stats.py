@@ -14,8 +14,10 @@ KEYS = (
     "real_tokens",
     "padded_tokens",
     "padding_efficiency",
+    "targets",
     "fill_rows",
     "truncated",
+    "skipped",
     "shapes",
 )
 
@@ -30,7 +32,7 @@ class Stats(dict):
             if isinstance(value, float):
                 value = f"{value:.4f}"
             elif value is None:
-                value = "unknown (not a make_dataset dataset)"
+                value = "unknown"
             elif isinstance(value, int):
                 value = f"{value:,}"
             lines.append(f"{key:<{width}}  {value}")
@@ -66,15 +68,18 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
     batch (`"max_length"`, `"pack"`, `"bucket"`): they are in
     `padded_tokens` too, and the efficiency of full batches alone is
     `real_tokens / (real_tokens + padded_tokens - fill_rows * length)`.
-    `truncated` (examples cut to `max_length`) is known for datasets
-    returned by `make_dataset`, from their `PipelineInfo` (see
+    `targets` is the sum of the sample weights (the positions, or rows,
+    a loss is computed on); None for batches without weights.
+    `truncated` (examples cut to `max_length`) and `skipped` (examples
+    that gave no token and were left out) are known for datasets returned
+    by `make_dataset`, from their `PipelineInfo` (see
     `tf_input.data.pipeline_info`: counted on a twin of the same
-    pipeline); for another dataset pass `info=` explicitly, else it is
+    pipeline); for another dataset pass `info=` explicitly, else they are
     `None`.
 
     Args:
-        dataset: a `tf.data.Dataset` of `features` or `(features, labels)`
-            batches.
+        dataset: a `tf.data.Dataset` of `features`, `(features, labels)`
+            or `(features, labels, sample_weight)` batches.
         max_batches: int or None. Stop after this many batches. Defaults to
             `None` (one whole epoch).
         info: `PipelineInfo` or None. The record of the `make_dataset`
@@ -85,8 +90,8 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
     Returns:
         A dict (printing as a table) with `batches`, `real_tokens`,
         `padded_tokens` (padding positions), `padding_efficiency`
-        (real / all positions), `truncated` and `shapes` (distinct batch
-        shapes).
+        (real / all positions), `targets`, `fill_rows`, `truncated`,
+        `skipped` and `shapes` (distinct batch shapes).
 
     Example:
 
@@ -97,6 +102,8 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
     >>> s = tf_input.data.stats(ds)
     >>> s["real_tokens"], s["padded_tokens"], s["truncated"], s["shapes"]
     (7, 1, 1, 1)
+    >>> s["targets"], s["skipped"]
+    (5, 0)
     """
     if not isinstance(dataset, tf.data.Dataset):
         raise ValueError(
@@ -118,15 +125,20 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
         source = source.take(max_batches)
     batches = real = total = fill = 0
     truncated = 0 if counted is not None else None
+    targets = None
     shapes = set()
     for element in source:
+        weights = None
         if counted is not None:
-            features, _, cut = element
+            features, _, weights, cut = element
             truncated += int(cut)
         elif isinstance(element, tuple):
             features = element[0]
+            weights = element[2] if len(element) > 2 else None
         else:
             features = element
+        if weights is not None:
+            targets = (targets or 0) + float(tf.reduce_sum(weights))
         batches += 1
         signature = []
         for mask in _masks(features):
@@ -141,7 +153,31 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
         real_tokens=real,
         padded_tokens=total - real,
         padding_efficiency=real / total if total else 0.0,
+        targets=_whole(targets),
         fill_rows=fill,
         truncated=truncated,
+        skipped=_skipped(info, max_batches),
         shapes=len(shapes),
     )
+
+
+def _whole(value):
+    """A sum of 0/1 weights as an int (other weights stay float)."""
+    if value is not None and float(value).is_integer():
+        return int(value)
+    return value
+
+
+def _skipped(info, max_batches):
+    """The examples skipped as empty, for a whole epoch only."""
+    if info is None or max_batches is not None:
+        return None
+    if info.skipped is not None:
+        return info.skipped
+    if info.skipping is None:
+        return None
+    return int(info.skipping.reduce(tf.constant(0, tf.int64), _add))
+
+
+def _add(total, count):
+    return total + count

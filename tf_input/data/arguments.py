@@ -1,0 +1,355 @@
+"""The arguments of `make_dataset`, checked once, before anything is built.
+
+`check_arguments` turns the keyword arguments into a frozen `Settings`
+record of plain Python values, or raises an error that says what was
+wrong, what was expected and how to fix it; `check_columns` checks what
+one element of the source holds against the task. `make_dataset` then
+only wires the steps together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+
+import numpy as np
+import tensorflow as tf
+
+from tf_input._validation import check_one_of
+from tf_input._validation import check_optional_int
+from tf_input._validation import check_positive_int
+from tf_input.data.cutting import check_tokenizer
+from tf_input.data.efficiency import check_bucket_boundaries
+
+TASKS = ("lm", "seq2seq", "encode")
+# The batching modes of `make_dataset`, in the order pictures show them.
+BATCHINGS = ("longest", "max_length", "bucket", "pack", "stream")
+TRUNCATIONS = ("longest_first", "only_first", "only_second")
+DATA_SERVICE_MODES = ("parallel_epochs", "distributed_epoch")
+DEFAULT_SHUFFLE_BUFFER = 10_000
+# The modes that keep one row per example, in the order of the source.
+IN_ORDER = ("longest", "max_length")
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The checked arguments of one `make_dataset` call (see there)."""
+
+    task: str
+    batching: str
+    batch_size: int
+    max_length: int
+    add_special_tokens: bool
+    truncation: str
+    shuffle: int
+    seed: int | None
+    drop_remainder: bool
+    cache: bool | str
+    deterministic: bool | None
+    num_buckets: int
+    bucket_boundaries: list | None
+    tokens_per_batch: int | None
+    sample_size: int
+    chunk_size: int
+    data_service: str | None
+    data_service_mode: str
+    shard: tuple | None
+    count_batches: bool | None
+    separator: object
+    skip_empty: bool
+    label_vocabulary: dict | None
+
+
+def check_bool(name, value, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"`{name}` must be True or False"
+            + (" or None" if allow_none else "")
+            + f". Received: {name}={value!r}."
+        )
+    return bool(value)
+
+
+def _check_shuffle(shuffle):
+    if shuffle is None or shuffle is False:
+        return 0
+    if shuffle is True:
+        return DEFAULT_SHUFFLE_BUFFER
+    if isinstance(shuffle, numbers.Integral) and shuffle >= 0:
+        return int(shuffle)
+    raise ValueError(
+        "`shuffle` must be None, a bool, or a buffer size (int >= 0, in "
+        f"examples). Received: shuffle={shuffle!r}."
+    )
+
+
+def _check_shard(shard):
+    if shard is None:
+        return None
+    if (
+        isinstance(shard, (tuple, list))
+        and len(shard) == 2
+        and all(
+            isinstance(x, numbers.Integral) and not isinstance(x, bool)
+            for x in shard
+        )
+        and 0 <= shard[1] < shard[0]
+    ):
+        return int(shard[0]), int(shard[1])
+    raise ValueError(
+        "`shard` must be None or `(num_shards, index)` with "
+        f"0 <= index < num_shards. Received: shard={shard!r}."
+    )
+
+
+def check_label_vocabulary(label_vocabulary):
+    """None, or a dict label name -> int id from a list or a dict."""
+    if label_vocabulary is None:
+        return None
+    if isinstance(label_vocabulary, dict):
+        names, ids = list(label_vocabulary), list(label_vocabulary.values())
+    elif isinstance(label_vocabulary, (list, tuple)):
+        names, ids = list(label_vocabulary), list(range(len(label_vocabulary)))
+    else:
+        raise TypeError(
+            "`label_vocabulary` must be a list of label names (label i gets "
+            "id i) or a dict name -> id. "
+            f"Received: label_vocabulary of type "
+            f"{type(label_vocabulary).__name__}."
+        )
+    if not names or not all(isinstance(name, str) for name in names):
+        raise TypeError(
+            "`label_vocabulary` must name its labels with strings (at least "
+            f"one). Received: label_vocabulary={label_vocabulary!r}."
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(
+            "`label_vocabulary` must name each label once. "
+            f"Received: label_vocabulary={label_vocabulary!r}."
+        )
+    if any(
+        isinstance(i, bool) or not isinstance(i, numbers.Integral) or i < 0
+        for i in ids
+    ):
+        raise ValueError(
+            "The ids of `label_vocabulary` must be integers >= 0. "
+            f"Received: label_vocabulary={label_vocabulary!r}."
+        )
+    return {name: int(i) for name, i in zip(names, ids)}
+
+
+def check_arguments(**given) -> Settings:
+    """`Settings` from `make_dataset`'s keyword arguments (all of them but
+    `source`, `tokenizer`, `target_tokenizer`, `features`, `encoding` and
+    `errors`, which are checked where they are read)."""
+    task = check_one_of("task", given["task"], TASKS)
+    batching = check_one_of("batching", given["batching"], BATCHINGS)
+    batch_size = check_positive_int("batch_size", given["batch_size"])
+    max_length = check_positive_int("max_length", given["max_length"])
+    chunk_size = check_optional_int("chunk_size", given["chunk_size"], 1)
+    # Chunks are padded whole to max_length: at most ~1M positions each.
+    chunk_size = chunk_size or max(
+        4 * batch_size, min(2048, 2**20 // max_length)
+    )
+    cache = given["cache"]
+    if not isinstance(cache, (bool, str)):
+        raise TypeError(
+            "`cache` must be a bool or a file prefix (str). "
+            f"Received: cache={cache!r}."
+        )
+    data_service = given["data_service"]
+    if data_service is not None and not isinstance(data_service, str):
+        raise TypeError(
+            "`data_service` must be None or a dispatcher address such as "
+            f"'grpc://localhost:5050'. Received: data_service={data_service!r}."
+        )
+    settings = Settings(
+        task=task,
+        batching=batching,
+        batch_size=batch_size,
+        max_length=max_length,
+        add_special_tokens=check_bool(
+            "add_special_tokens", given["add_special_tokens"]
+        ),
+        truncation=check_one_of("truncation", given["truncation"], TRUNCATIONS),
+        shuffle=_check_shuffle(given["shuffle"]),
+        seed=check_optional_int("seed", given["seed"]),
+        drop_remainder=bool(
+            check_bool("drop_remainder", given["drop_remainder"], True)
+        ),
+        cache=cache,
+        deterministic=check_bool("deterministic", given["deterministic"], True),
+        num_buckets=check_positive_int("num_buckets", given["num_buckets"]),
+        bucket_boundaries=check_bucket_boundaries(
+            given["bucket_boundaries"], max_length
+        ),
+        tokens_per_batch=check_optional_int(
+            "tokens_per_batch", given["tokens_per_batch"], 1
+        ),
+        sample_size=check_positive_int("sample_size", given["sample_size"]),
+        chunk_size=chunk_size,
+        data_service=data_service,
+        data_service_mode=check_one_of(
+            "data_service_mode", given["data_service_mode"], DATA_SERVICE_MODES
+        ),
+        shard=_check_shard(given["shard"]),
+        count_batches=check_bool("count_batches", given["count_batches"], True),
+        separator=given["separator"],
+        skip_empty=check_bool("skip_empty", given["skip_empty"]),
+        label_vocabulary=check_label_vocabulary(given["label_vocabulary"]),
+    )
+    _check_combinations(settings)
+    return settings
+
+
+def _check_combinations(s):
+    """The arguments that are fine alone but not together."""
+    if s.task == "seq2seq" and s.batching in ("pack", "stream"):
+        raise ValueError(
+            f'`batching={s.batching!r}` is for `task="lm"`'
+            + (' and `"encode"`' if s.batching == "pack" else "")
+            + ": joined sources and targets would have to be cut at the "
+            'same places. Use batching="bucket" for seq2seq. Received: '
+            f"batching={s.batching!r} with task={s.task!r}."
+        )
+    if s.batching == "stream" and s.task != "lm":
+        raise ValueError(
+            '`batching="stream"` joins texts into one stream for a language '
+            "model; per-example labels or sentence pairs cannot follow it. "
+            f'Use task="lm", or another batching. Received: task={s.task!r}.'
+        )
+    if s.separator is not None and s.batching != "stream":
+        raise ValueError(
+            '`separator` is the token between texts with batching="stream". '
+            f"Received: separator={s.separator!r} with "
+            f"batching={s.batching!r}."
+        )
+    if s.label_vocabulary is not None and s.task != "encode":
+        raise ValueError(
+            '`label_vocabulary` maps the string labels of task="encode" '
+            f"sources to ids. Received: task={s.task!r}."
+        )
+    if s.count_batches and s.data_service is not None:
+        raise ValueError(
+            "`count_batches=True` counts the batches of this process's "
+            "pipeline, but with `data_service` the workers produce them "
+            "(each a whole epoch). Received: count_batches=True with "
+            f"data_service={s.data_service!r}. Pass count_batches=False."
+        )
+    if not s.skip_empty:
+        _check_in_order(s)
+
+
+def _check_in_order(s):
+    """`skip_empty=False` promises one row per input, in input order."""
+    problems = []
+    if s.batching not in IN_ORDER:
+        problems.append(f"batching={s.batching!r} (use one of {IN_ORDER})")
+    if s.shuffle:
+        problems.append(f"shuffle={s.shuffle!r} (leave it out)")
+    if s.drop_remainder:
+        problems.append("drop_remainder=True (leave it out)")
+    if s.data_service is not None:
+        problems.append("data_service (run it in this process)")
+    if s.deterministic is False:
+        problems.append("deterministic=False (leave it out)")
+    if problems:
+        raise ValueError(
+            "`skip_empty=False` keeps one row per input, in the order of "
+            "the source, so that `predict` aligns with the inputs; that "
+            f"cannot hold with {', '.join(problems)}."
+        )
+
+
+def check_columns(spec, task, batching, label_vocabulary):
+    """What one element holds (`rows.COLUMNS`), checked against the task."""
+    if not isinstance(spec, tuple):
+        if task == "seq2seq":
+            raise ValueError(
+                '`task="seq2seq"` needs (source, target) pairs. Received: '
+                "a source of single texts."
+            )
+        if label_vocabulary is not None:
+            raise ValueError(
+                "`label_vocabulary` names the labels of (text, label) or "
+                "(text_a, text_b, label) examples. Received: a source of "
+                "single texts, which has no labels."
+            )
+        return "text"
+    dtypes = [s.dtype for s in spec]
+    strings = [d == tf.string for d in dtypes]
+    if task == "lm":
+        raise ValueError(
+            '`task="lm"` takes texts, not pairs. Use task="seq2seq" for '
+            '(source, target) pairs or task="encode" for (text, label), '
+            "(text_a, text_b) or (text_a, text_b, label). Received: a "
+            f"source of {len(spec)}-tuples with task={task!r}."
+        )
+    if task == "seq2seq":
+        if strings != [True, True]:
+            raise ValueError(
+                '`task="seq2seq"` needs (source, target) pairs of strings. '
+                f"Received: elements of dtypes {[d.name for d in dtypes]}."
+            )
+        return "seq2seq"
+    columns = _encode_columns(strings, dtypes, label_vocabulary)
+    if batching == "pack" and columns != "text":
+        raise ValueError(
+            "Packed rows mix several examples, so per-example labels and "
+            'sentence pairs cannot follow them. Received: batching="pack" '
+            f"with a source of {'pairs' if 'pair' in columns else 'labels'}."
+        )
+    return columns
+
+
+def _encode_columns(strings, dtypes, label_vocabulary):
+    """`task="encode"`: the columns of a tuple element. String labels are
+    read as labels only with a `label_vocabulary`; without one, two
+    strings are a sentence pair."""
+    if label_vocabulary is not None:
+        if strings == [True, True]:
+            return "text+label"
+        if strings == [True, True, True]:
+            return "pair+label"
+        raise ValueError(
+            'With `label_vocabulary`, `task="encode"` takes (text, label) '
+            "or (text_a, text_b, label) with string labels. Received: "
+            f"elements of dtypes {[d.name for d in dtypes]}"
+            + (
+                ": the labels are numbers already; leave "
+                "`label_vocabulary` out."
+                if strings[-1:] == [False]
+                else "."
+            )
+        )
+    if strings == [True, False]:
+        return "text+label"
+    if strings == [True, True]:
+        return "pair"
+    if strings == [True, True, False]:
+        return "pair+label"
+    raise ValueError(
+        '`task="encode"` takes texts, (text, label), (text_a, text_b) or '
+        "(text_a, text_b, label), with numeric labels (string labels need "
+        "`label_vocabulary=`). Received: elements of dtypes "
+        f"{[d.name for d in dtypes]}."
+    )
+
+
+def check_tokenizers(tokenizer, target_tokenizer, task):
+    if target_tokenizer is not None and task != "seq2seq":
+        raise ValueError(
+            '`target_tokenizer` is only used with task="seq2seq". '
+            f"Received: target_tokenizer with task={task!r}."
+        )
+    check_tokenizer("tokenizer", tokenizer)
+    if tokenizer.add_special_tokens:
+        raise ValueError(
+            "`tokenizer` must be built with `add_special_tokens=False`: the "
+            "pipeline adds the start and end tokens itself, after "
+            "truncation, so that they are never cut off. Use "
+            "`make_dataset(..., add_special_tokens=True)` instead. "
+            "Received: tokenizer with add_special_tokens=True."
+        )

@@ -1,0 +1,347 @@
+"""Cutting token ids into rows: the graph ops under `Rows`.
+
+* `select_rows` / `pad_rows`: one text per row, cut and wrapped in special
+  tokens, ragged or padded (single gathers, the fast path).
+* `pair_rows`: two texts per row (`[CLS] a [SEP] b [SEP]`) with their
+  token types, cut by a truncation strategy as Hugging Face does.
+* `special_ids`, `check_specials`: the start and end tokens of a
+  tokenizer's template.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import tensorflow as tf
+
+from tf_input._ragged import row_ids
+from tf_input.tokenizers.base import Tokenizer
+
+START_ROLES = ("bos", "cls")
+END_ROLES = ("eos", "sep")
+
+
+def special_ids(tokenizer):
+    """`(start_ids, end_ids)`: the lists of ids put around each sequence.
+
+    The tokenizer's own template (`tokenizer.start_ids` / `end_ids`): e.g.
+    `[CLS]` / `[SEP]` for BERT, `<s>` / `</s>` for SentencePiece, only
+    `<|begin_of_text|>` in front for Llama 3, nothing for Qwen.
+    """
+    return list(tokenizer.start_ids), list(tokenizer.end_ids)
+
+
+def has_file_template(tokenizer):
+    """Whether the tokenizer's templates come from its file (a
+    `tokenizer.json` post-processor), which may rightly add nothing."""
+    return getattr(tokenizer, "_templates", None) is not None
+
+
+def check_tokenizer(name, tokenizer):
+    if not isinstance(tokenizer, Tokenizer):
+        raise ValueError(
+            f"`{name}` must be a tf_input tokenizer (e.g. "
+            "`tf_input.tokenizers.WordPieceTokenizer`). "
+            f"Received: {name} of type {type(tokenizer).__name__}."
+        )
+
+
+def check_specials(name, tokenizer, why, template_ok=True):
+    """`(start_ids, end_ids)`, or an error when the tokenizer has none."""
+    start, end = special_ids(tokenizer)
+    if not (start and end) and not (
+        template_ok and has_file_template(tokenizer)
+    ):
+        raise ValueError(
+            f"{why} needs start and end tokens (roles {START_ROLES} and "
+            f"{END_ROLES}), but `{name}` ({type(tokenizer).__name__}) has "
+            f"only special_tokens={tokenizer.special_tokens}."
+        )
+    return start, end
+
+
+def _as_ids(value):
+    """None, an int or a sequence of ints -> a list of ints."""
+    if value is None:
+        return []
+    if isinstance(value, numbers.Integral):
+        return [int(value)]
+    return [int(v) for v in value]
+
+
+def token_ids(tokenizer, texts):
+    """`[N]` strings -> int32 ragged ids (int64 splits), no specials."""
+    ids = tf.cast(tokenizer._tokenize_batch(texts), "int32")
+    return ids.with_row_splits_dtype(tf.int64)
+
+
+def select_rows(ids, index=None, capacity=None, start=None, end=None):
+    """Rows `index` of ragged `ids`, cut to `capacity`, wrapped in specials.
+
+    Returns `(rows, truncated)`: the ragged rows, each cut to its first
+    `capacity` ids (None: no cut) with the ids of `start` before and of
+    `end` after (an int, a list of ints, or None for none), and a bool
+    `[len(index)]` telling which rows were cut. Every output id is found
+    by arithmetic on the row splits and one gather, in a single pass:
+    ~1.7x faster on WikiText chunks than the ragged gather, ragged slice
+    and scatter it replaced (9.0 vs 15.5 ms per 2,048 lines).
+    """
+    start, end = _as_ids(start), _as_ids(end)
+    before, after = len(start), len(end)
+    splits = ids.row_splits
+    if index is None:
+        index = tf.range(ids.nrows())
+    begin = tf.gather(splits, index)
+    length = tf.gather(splits, index + 1) - begin
+    if capacity is None:
+        kept, truncated = length, tf.zeros_like(length, tf.bool)
+    else:
+        kept, truncated = tf.minimum(length, capacity), length > capacity
+    new_splits = tf.concat(
+        [tf.zeros([1], tf.int64), tf.cumsum(kept + before + after)], 0
+    )
+    row = row_ids(new_splits)
+    # Where each output slot is in its row's kept ids: negative in `start`,
+    # `kept` and beyond in `end`.
+    offset = tf.range(new_splits[-1]) - tf.gather(new_splits, row) - before
+    row_kept = tf.gather(kept, row)
+    inside = tf.logical_and(offset >= 0, offset < row_kept)
+    source = tf.where(inside, tf.gather(begin, row) + offset, 0)
+    values = tf.gather(ids.flat_values, source)
+    # One special token (the usual case) is a scalar: no gather or clip,
+    # ~10 graph nodes fewer, which tf.data sets up for every new iterator.
+    if len(start) == 1:
+        values = tf.where(offset < 0, start[0], values)
+    elif start:
+        first = tf.gather(
+            tf.constant(start, tf.int32),
+            tf.clip_by_value(offset + before, 0, before - 1),
+        )
+        values = tf.where(offset < 0, first, values)
+    if len(end) == 1:
+        values = tf.where(offset >= row_kept, end[0], values)
+    elif end:
+        last = tf.gather(
+            tf.constant(end, tf.int32),
+            tf.clip_by_value(offset - row_kept, 0, after - 1),
+        )
+        values = tf.where(offset >= row_kept, last, values)
+    rows = tf.RaggedTensor.from_row_splits(values, new_splits, validate=False)
+    return rows, truncated
+
+
+def pad_rows(ids, index, capacity, start, end, width):
+    """Rows `index` of ragged `ids`, padded: `select_rows` made dense.
+
+    Returns `(dense, lengths, truncated)`: int32 `[len(index), width]`, each
+    row its first `capacity` ids with the ids of `start` before and of
+    `end` after (an int, a list of ints, or None), then 0; the row lengths
+    with the specials; and which rows were cut. `width` must be at least
+    `capacity` plus the specials. Built by a ragged gather, `to_tensor`
+    (which also truncates) and column arithmetic, with no per-token index:
+    ~2x faster than `select_rows` + `to_tensor` (5 vs 11 ms per 2,048-line
+    WikiText chunk); with it the `"max_length"` pipeline went from 0.66x
+    to 0.71-0.80x of the tokenizer's rate there.
+    """
+    start, end = _as_ids(start), _as_ids(end)
+    before, after = len(start), len(end)
+    rows = tf.gather(ids, index)
+    length = rows.row_lengths()
+    kept = tf.minimum(length, capacity)
+    # `after` columns more than `capacity`: in cut rows, the end tokens
+    # overwrite them.
+    dense = rows.to_tensor(0, shape=[None, capacity + after])
+    if start:
+        first = tf.tile(
+            tf.constant(start, tf.int32)[None], [tf.shape(dense)[0], 1]
+        )
+        dense = tf.concat([first, dense], 1)
+    if end:
+        column = tf.range(capacity + before + after, dtype=tf.int64)
+        step = column[None, :] - (kept + before)[:, None]
+        if after == 1:  # a scalar: no gather or clip (~10 nodes fewer)
+            dense = tf.where(tf.equal(step, 0), end[0], dense)
+        else:
+            last = tf.gather(
+                tf.constant(end, tf.int32),
+                tf.clip_by_value(step, 0, after - 1),
+            )
+            dense = tf.where((step >= 0) & (step < after), last, dense)
+    extra = width - capacity - before - after
+    if extra:
+        dense = tf.pad(dense, [[0, 0], [0, extra]])
+    return dense, kept + before + after, length > capacity
+
+
+def split_template(template):
+    """A pair template -> `(prefix, a_type, middle, b_type, suffix)`.
+
+    `prefix`, `middle` and `suffix` are lists of `(id, type_id)`: the
+    special tokens before `$A`, between `$A` and `$B`, and after `$B`.
+    """
+    pieces = [piece for piece, _ in template]
+    if pieces.count("$A") != 1 or pieces.count("$B") != 1:
+        raise ValueError(
+            "A pair template needs `$A` and `$B` once each. "
+            f"Received: template={template!r}."
+        )
+    a, b = pieces.index("$A"), pieces.index("$B")
+    if b < a:
+        raise ValueError(
+            "Pair templates with `$B` before `$A` are not supported. "
+            f"Received: template={template!r}."
+        )
+    return (
+        list(template[:a]),
+        template[a][1],
+        list(template[a + 1 : b]),
+        template[b][1],
+        list(template[b + 1 :]),
+    )
+
+
+def pair_lengths(a, b, room, truncation):
+    """How many tokens of each text a pair keeps, as Hugging Face cuts.
+
+    `a`, `b`: int64 `[N]` lengths; `room`: the tokens left for both texts
+    after the template's special tokens. Returns `(keep_a, keep_b, ok)`:
+    `ok` is False where the strategy cannot make the pair fit
+    (`only_first` / `only_second` when the other text alone is too long:
+    an error in Hugging Face, and here).
+
+    * `"longest_first"` (HF's default): if both fit, nothing is cut.
+      Else, with `short <= long` the two lengths, the longer text keeps
+      `max(short, room - short)` tokens (`short` if `short > room`) and
+      the shorter keeps all of its own; when that is still too long, both
+      keep `room // 2`, the longer text (the second one, on a tie) one
+      more for an odd `room`. This is the rule of `tokenizers`' Rust code,
+      checked against it on pairs from the corpora.
+    * `"only_first"` / `"only_second"`: that text loses the excess; it
+      must keep at least one token.
+    """
+    room = tf.constant(room, tf.int64)
+    total = a + b
+    over = total > room
+    excess = tf.maximum(total - room, 0)
+    if truncation == "only_first":
+        ok = tf.logical_or(~over, a > excess)
+        return a - excess, b, ok
+    if truncation == "only_second":
+        ok = tf.logical_or(~over, b > excess)
+        return a, b - excess, ok
+    swap = a > b
+    short = tf.minimum(a, b)
+    keep_long = tf.where(short > room, short, tf.maximum(short, room - short))
+    keep_short = short
+    both = keep_short + keep_long > room
+    keep_short = tf.where(both, room // 2, keep_short)
+    keep_long = tf.where(both, room // 2 + room % 2, keep_long)
+    keep_a = tf.where(swap, keep_long, keep_short)
+    keep_b = tf.where(swap, keep_short, keep_long)
+    keep_a = tf.where(over, tf.minimum(keep_a, a), a)
+    keep_b = tf.where(over, tf.minimum(keep_b, b), b)
+    return keep_a, keep_b, tf.ones_like(over)
+
+
+def _constant_rows(pairs, count, column):
+    """`count` ragged rows, each the `column` (0: ids, 1: types) of
+    `pairs`."""
+    values = tf.constant([p[column] for p in pairs], tf.int32)
+    tiled = tf.tile(values[None], [count, 1])
+    return tf.RaggedTensor.from_tensor(tiled).with_row_splits_dtype(tf.int64)
+
+
+def _first(ragged, keep):
+    """Each row of `ragged` cut to its first `keep` values."""
+    position = tf.ragged.range(ragged.row_lengths(), dtype=tf.int64)
+    return tf.ragged.boolean_mask(ragged, position < keep[:, None])
+
+
+def pair_rows(a, b, index, room, template, truncation):
+    """Rows `index` of two ragged texts, wrapped in a pair template.
+
+    Returns `(ids, types, truncated, ok)`: ragged ids `prefix a middle b
+    suffix` and their token types, which rows were cut, and `ok` (see
+    `pair_lengths`). `room` None: no cut.
+    """
+    prefix, a_type, middle, b_type, suffix = split_template(template)
+    a, b = tf.gather(a, index), tf.gather(b, index)
+    la, lb = a.row_lengths(), b.row_lengths()
+    if room is None:
+        keep_a, keep_b, ok = la, lb, tf.ones_like(la, tf.bool)
+    else:
+        keep_a, keep_b, ok = pair_lengths(la, lb, room, truncation)
+        keep_a, keep_b = tf.maximum(keep_a, 0), tf.maximum(keep_b, 0)
+    a, b = _first(a, keep_a), _first(b, keep_b)
+    count = tf.shape(index, out_type=tf.int64)[0]
+    ids, types = [], []
+    for part, text, text_type in (
+        (prefix, a, a_type),
+        (middle, b, b_type),
+        (suffix, None, None),
+    ):
+        if part:
+            ids.append(_constant_rows(part, count, 0))
+            types.append(_constant_rows(part, count, 1))
+        if text is not None:
+            ids.append(text)
+            types.append(tf.ones_like(text) * text_type)
+    truncated = (keep_a < la) | (keep_b < lb)
+    return tf.concat(ids, 1), tf.concat(types, 1), truncated, ok
+
+
+def empty_text_id(tokenizer):
+    """The one token a text with no token is served as (and kept as by
+    `make_dataset(..., skip_empty=False)`): the end token (`eos`, else
+    `sep`), else `unk`, else the padding id, else 0."""
+    roles = tokenizer.special_tokens
+    for role in ("eos", "sep", "unk", "pad"):
+        if roles.get(role) is not None:
+            return int(roles[role])
+    return 0
+
+
+def stream_separator(tokenizer, separator):
+    """`(start, end)`: the ids put before and after each text of a stream.
+
+    `separator=None` takes the tokenizer's end token (role `eos`, else
+    `sep`), put after each text; else its start token (`bos`, else `cls`),
+    put before each text; else nothing. An explicit separator (an id, a
+    token string of the vocabulary, or a list of ids; `[]` for none) goes
+    after each text.
+    """
+    roles = tokenizer.special_tokens
+    if separator is None:
+        for role in END_ROLES:
+            if roles.get(role) is not None:
+                return [], [int(roles[role])]
+        for role in START_ROLES:
+            if roles.get(role) is not None:
+                return [int(roles[role])], []
+        return [], []
+    size = tokenizer.vocabulary_size()
+    if isinstance(separator, str):
+        try:
+            found = tokenizer.token_to_id(separator)
+        except ValueError:
+            raise ValueError(
+                "`separator` must be a token of the vocabulary, an id, or "
+                f"a list of ids. Received: separator={separator!r}, which "
+                "is not a token of this vocabulary."
+            ) from None
+        return [], [int(found)]
+    ids = [separator] if isinstance(separator, numbers.Integral) else separator
+    if not isinstance(ids, (list, tuple)) or any(
+        isinstance(i, bool) or not isinstance(i, numbers.Integral) for i in ids
+    ):
+        raise TypeError(
+            "`separator` must be None (the tokenizer's end or start "
+            "token), a token string, an id, or a list of ids ([] for "
+            f"none). Received: separator={separator!r}."
+        )
+    if any(not 0 <= i < size for i in ids):
+        raise ValueError(
+            f"`separator` ids must be in [0, {size}), the vocabulary of "
+            f"the tokenizer. Received: separator={separator!r}."
+        )
+    return [], [int(i) for i in ids]
