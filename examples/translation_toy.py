@@ -76,7 +76,7 @@ def main():
         max_length=32,
         add_special_tokens=False,
     )
-    features, labels = next(iter(batches))
+    features, labels, weights = next(iter(batches))
     # The model reads the ids; its own layers mask padding id 0.
     inputs = make_dataset(
         PAIRS,
@@ -90,23 +90,26 @@ def main():
         features=["encoder_token_ids", "decoder_token_ids"],
     )
     print("The first batch, as the tutorial's collate_fn builds it:")
-    for name, value in {**features, "labels": labels}.items():
+    shown = {**features, "labels": labels, "sample_weight": weights}
+    for name, value in shown.items():
         print(f"  {name:<22} {str(tuple(value.shape)):<8} {value.numpy()[0]}")
 
     model = build_model(source.vocabulary_size(), target.vocabulary_size())
     model.compile(
         optimizer=keras.optimizers.Adam(1e-2),
+        # The batches' sample weights mark the real targets (target +
+        # <eos>); the loss is their mean.
         loss=keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=0
+            from_logits=True, reduction="mean_with_sample_weight"
         ),
     )
     model.fit(inputs, epochs=60, shuffle=False, verbose=0)
     print("\nAfter a few seconds of training (teacher forcing, argmax):")
     vocabulary = target.get_vocabulary()
-    for x, y in inputs:
+    for x, y, weights in inputs:
         predicted = np.argmax(model(x), axis=-1)
-        for row, want in zip(predicted, y.numpy()):
-            kept = want != 0
+        for row, want, real in zip(predicted, y.numpy(), weights.numpy()):
+            kept = real > 0
             text = "".join(vocabulary[i] for i in row[kept][:-1])
             print(f"  {text}  (exact: {bool((row[kept] == want[kept]).all())})")
 

@@ -464,7 +464,8 @@ def run(quick=False, output_dir="demo_output", seed=0, print_fn=print):
         )
         # The answer as its sign and digits; `map` keeps the batch count
         # that `make_dataset` counted, so Keras knows the epoch length.
-        return batches.map(lambda x, y: (x, answer_parts(y)))
+        # "longest" batches have no fill rows: every row's weight is 1.
+        return batches.map(lambda x, y, weights: (x, answer_parts(y)))
 
     # The whole test and validation sets as one batch each: one eager call
     # per evaluation.
@@ -763,7 +764,7 @@ def _pictures(models, tokenizer, questions, history, output, print_fn):
         batching="pack",
         add_special_tokens=False,
     )
-    features, _ = next(iter(packed))
+    features = next(iter(packed))[0]
     viz.plot_packed_batch(
         {name: value.numpy() for name, value in features.items()},
         path=output / "packed_batch.png",

@@ -313,7 +313,7 @@ def collate_batches(pairs=TRANSLATION_PAIRS, batch_size=2):
     )
     sos = target.token_to_id("<sos>")
     batches = []
-    for features, labels in dataset:
+    for features, labels, _ in dataset:
         labels = labels.numpy()
         tgt = np.concatenate(
             [np.full((labels.shape[0], 1), sos, np.int32), labels], axis=1

@@ -3,9 +3,10 @@
 The fixture (`fixtures/pinned_batches.json`, written by
 `python -m tests.data.pinned`) holds a SHA-256 of each configuration's
 batches and its `stats`, computed by the code before the graph-size work
-on the chunk functions. Any change to the chunk functions must leave them bit for bit
-as they were. A few configurations run in the default suite; the rest are
-`slow`.
+on the chunk functions. Any change to the chunk functions must leave them
+bit for bit as they were (the digest covers features and labels; sample
+weights are checked against their rule). A few configurations run in the
+default suite; the rest are `slow`.
 """
 
 import json
