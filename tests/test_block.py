@@ -481,8 +481,8 @@ DISTRIBUTED_SCRIPT = textwrap.dedent(
     # Keras 3.15's fit under a tf.distribute strategy averages the first
     # batch across replicas to build the model (`_maybe_symbolic_build`),
     # which fails on bool tensors (AddN of bool). Feed the mask as int32.
-    ds = ds.map(lambda f, y: ({**f, "padding_mask": tf.cast(
-        f["padding_mask"], "int32")}, y))
+    ds = ds.map(lambda f, y, w: ({**f, "padding_mask": tf.cast(
+        f["padding_mask"], "int32")}, y, w))
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     with strategy.scope():
         token_ids = keras.Input((None,), dtype="int32", name="token_ids")

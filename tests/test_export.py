@@ -209,7 +209,7 @@ def test_the_training_dataset_is_checked(tmp_path):
     )
     with pytest.raises(ValueError, match=r"transformed afterwards"):
         export_text_model(
-            model, tokenizer, path, dataset=ds.map(lambda x, y: (x, y))
+            model, tokenizer, path, dataset=ds.map(lambda *batch: batch)
         )
     with pytest.raises(ValueError, match=r"tokenizer the training pipeline"):
         export_text_model(model, vocabulary_tokenizer(), path, dataset=ds)

@@ -27,6 +27,7 @@ from tf_input import InputBlock
 from tf_input import TokenEmbedding
 from tf_input import VocabularyTokenizer
 from tf_input import WordPieceTokenizer
+from tf_input.data import SkippedExamplesWarning
 from tf_input.data import make_dataset
 from tf_input.data import segment_attention_mask
 from tf_input.export import export_text_model
@@ -96,7 +97,7 @@ def test_features_model_gives_exactly_its_inputs(vocab):
         batching="pack",
         features=model,
     )
-    features, labels = next(iter(ds))
+    features = next(iter(ds))[0]
     assert sorted(features) == ["example_ids", "positions", "token_ids"]
     full = next(
         iter(
@@ -130,24 +131,93 @@ def test_three_input_dict_model_in_pack_mode(vocab, features):
     )
     out = model.predict(ds, verbose=0)
     for name in ("token_ids", "example_ids", "positions"):
-        want = np.concatenate([f[name].numpy() for f, _ in ds])
+        want = np.concatenate([f[name].numpy() for f, *_ in ds])
         np.testing.assert_array_equal(out[name], want)
 
 
-def test_dict_model_in_fit_and_evaluate(vocab):
-    """A trainable identity on `token_ids` against the lm labels: the loss
-    `fit` and `evaluate` report is |token_ids - labels| of the batch."""
-    inputs = int_inputs("token_ids")
-    x = keras.ops.cast(inputs["token_ids"], "float32")[..., None]
-    dense = keras.layers.Dense(1, kernel_initializer="ones")
-    model = keras.Model(inputs, dense(x)[..., 0])
-    model.compile(optimizer=keras.optimizers.SGD(0.0), loss="mae")
-    ds = make_dataset(TEXTS, vocab, batch_size=4, max_length=8).take(1)
-    features, labels = next(iter(ds))
-    want = np.mean(np.abs(features["token_ids"].numpy() - labels.numpy()))
-    history = model.fit(ds, epochs=1, verbose=0)
-    np.testing.assert_allclose(history.history["loss"][0], want, rtol=1e-6)
-    np.testing.assert_allclose(model.evaluate(ds, verbose=0), want, rtol=1e-6)
+def tiny_lm(vocabulary_size, packed):
+    """InputBlock -> one causal attention layer -> logits. Packed rows:
+    positions from the pipeline, attention kept inside each example."""
+    names = ["token_ids", "padding_mask"]
+    if packed:
+        names += ["example_ids", "positions"]
+    inputs = int_inputs(*names)
+    hidden = InputBlock(
+        vocabulary_size,
+        8,
+        position="learned",
+        max_length=16,
+        padding_mask_input=True,
+        positions_input=packed,
+    )({k: v for k, v in inputs.items() if k != "example_ids"})
+    if packed:
+        mask = segment_attention_mask(inputs["example_ids"], causal=True)
+    else:
+        mask = segment_attention_mask(inputs["padding_mask"], causal=True)
+    attention = keras.layers.MultiHeadAttention(2, 4)
+    hidden = hidden + attention(hidden, hidden, attention_mask=mask)
+    return keras.Model(inputs, keras.layers.Dense(vocabulary_size)(hidden))
+
+
+def nll_by_hand(model, features, labels):
+    """-log p(label) of every position, in float64, from the logits."""
+    logits = np.asarray(model.predict_on_batch(features), np.float64)
+    top = logits.max(axis=-1, keepdims=True)
+    log_z = np.log(np.exp(logits - top).sum(axis=-1)) + top[..., 0]
+    picked = np.take_along_axis(logits, labels[..., None], -1)[..., 0]
+    return log_z - picked
+
+
+@pytest.mark.parametrize(
+    "batching", ["longest", "max_length", "bucket", "pack", "stream"]
+)
+def test_fit_loss_is_the_mean_over_exactly_the_real_targets(vocab, batching):
+    """The loss `fit` and `evaluate` report for one batch equals the mean
+    negative log-likelihood over the positions whose label is the next
+    token of the same example (of the stream), computed by hand; Keras's
+    default reduction is the same sum over all positions."""
+    keras.utils.set_random_seed(4)
+    model = tiny_lm(vocab.vocabulary_size(), packed=batching == "pack")
+    ds = make_dataset(
+        TEXTS,
+        vocab,
+        batch_size=4,
+        max_length=16,
+        batching=batching,
+        features=model,
+    ).take(1)
+    features, labels, weights = next(iter(ds))
+    labels, weights = labels.numpy(), weights.numpy()
+    # The targets, read from the features alone: the next token where the
+    # next position is of the same example (the whole row in "stream").
+    example = features.get("example_ids", features["padding_mask"]).numpy()
+    same = (np.pad(example[:, 1:], [(0, 0), (0, 1)]) == example) & (example > 0)
+    ids = features["token_ids"].numpy()
+    if batching == "stream":
+        same[:, -1] = True  # the next row goes on with the stream
+        assert features["padding_mask"].numpy().all()
+        np.testing.assert_array_equal(labels.ravel()[:-1], ids.ravel()[1:])
+    np.testing.assert_array_equal(weights, same.astype("float32"))
+    np.testing.assert_array_equal(
+        labels[:, :-1][same[:, :-1]], ids[:, 1:][same[:, :-1]]
+    )
+    nll = nll_by_hand(model, features, labels)
+    want = (nll * weights).sum() / weights.sum()
+    for reduction, expected in [
+        ("mean_with_sample_weight", want),
+        ("sum_over_batch_size", (nll * weights).sum() / weights.size),
+    ]:
+        model.compile(
+            optimizer=keras.optimizers.SGD(0.0),
+            loss=keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, reduction=reduction
+            ),
+        )
+        history = model.fit(ds, epochs=1, verbose=0)
+        np.testing.assert_allclose(history.history["loss"][0], expected, 1e-5)
+        np.testing.assert_allclose(
+            model.evaluate(ds, verbose=0), expected, 1e-5
+        )
 
 
 def test_features_errors(vocab):
@@ -173,6 +243,22 @@ def test_features_errors(vocab):
         )
     with pytest.raises(ValueError, match=r"`features` must be None"):
         make_dataset(TEXTS, vocab, batch_size=4, max_length=8, features="ids")
+    # Packed rows into a model that cannot keep their examples apart.
+    with pytest.raises(
+        ValueError,
+        match=r"takes only \['token_ids', 'padding_mask'\]: without "
+        r"`example_ids` its packed examples would attend to each other.*"
+        r"positions that run across the whole row.*batching=\"stream\".*"
+        r"segment_attention_mask",
+    ):
+        make_dataset(
+            TEXTS,
+            vocab,
+            batch_size=4,
+            max_length=8,
+            batching="pack",
+            features=identity_model(["token_ids", "padding_mask"]),
+        )
 
 
 # --- Trap 2: export serves what training saw ---
@@ -317,18 +403,19 @@ def test_empty_sources_are_an_error_naming_the_source(vocab, tmp_path):
 
 # --- fit knows the epoch length ---
 @pytest.mark.parametrize(
-    "batching", ["longest", "max_length", "bucket", "pack"]
+    "batching", ["longest", "max_length", "bucket", "pack", "stream"]
 )
 def test_list_sources_know_their_length(vocab, batching):
-    ds = make_dataset(
-        TEXTS + [""],
-        vocab,
-        batch_size=5,
-        max_length=16,
-        batching=batching,
-        shuffle=True,
-        seed=1,
-    )
+    with pytest.warns(SkippedExamplesWarning, match=r"^1 of the 25 "):
+        ds = make_dataset(
+            TEXTS + [""],
+            vocab,
+            batch_size=5,
+            max_length=16,
+            batching=batching,
+            shuffle=True,
+            seed=1,
+        )
     sizes = {len(list(ds)) for _ in range(3)}  # reshuffled each epoch
     assert sizes == {int(ds.cardinality())}
 
@@ -357,12 +444,12 @@ def test_fit_sees_the_epoch_length(vocab):
 
 # --- segment_attention_mask in a functional model ---
 def test_segment_attention_mask_on_symbolic_inputs():
-    segment_ids = keras.Input((None,), dtype="int32", name="segment_ids")
+    example_ids = keras.Input((None,), dtype="int32", name="example_ids")
     model = keras.Model(
-        segment_ids,
+        example_ids,
         [
-            segment_attention_mask(segment_ids),
-            segment_attention_mask(segment_ids, causal=True),
+            segment_attention_mask(example_ids),
+            segment_attention_mask(example_ids, causal=True),
         ],
     )
     full, causal = model(np.array([[1, 1, 2, 2, 0]]))
@@ -418,7 +505,9 @@ def classifier(vocabulary_size):
 
 
 def train_and_export(tokenizer, texts, path):
-    """Returns (non-empty texts in batches, the predictions on them)."""
+    """Trains on the texts (blanks skipped), then predicts on every text,
+    blanks included (`skip_empty=False`). Returns (the texts in batches,
+    the predictions: one row per text, in order)."""
     keras.utils.set_random_seed(0)
     model = classifier(tokenizer.vocabulary_size())
     model.compile(
@@ -426,22 +515,20 @@ def train_and_export(tokenizer, texts, path):
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
     labels = np.array([len(t) % 2 for t in texts], "int32")
-    ds = make_dataset(
-        list(zip(texts, labels)),
-        tokenizer,
-        task="encode",
-        batch_size=8,
-        max_length=24,
-        features=model,
-    )
+    kwargs = dict(task="encode", batch_size=8, max_length=24, features=model)
+    with pytest.warns(SkippedExamplesWarning, match=r"were skipped"):
+        ds = make_dataset(list(zip(texts, labels)), tokenizer, **kwargs)
     model.fit(ds, epochs=1, verbose=0)
-    want = model.predict(ds, verbose=0)
-    # Joint 1: tokenizer -> pipeline rows (specials added once, in order).
-    kept = [t for t in texts if len(tokenizer(t).numpy())]
-    batches = [kept[i : i + 8] for i in range(0, len(kept), 8)]
+    # `predict` aligns with the inputs: one row per text, blank or not.
+    inputs = make_dataset(texts, tokenizer, skip_empty=False, **kwargs)
+    want = model.predict(inputs, verbose=0)
+    assert len(want) == len(texts)
+    batches = [texts[i : i + 8] for i in range(0, len(texts), 8)]
     start, end = tokenizer.start_ids, tokenizer.end_ids
-    module = export_text_model(model, tokenizer, path, max_length=24)
-    for batch, (features, _) in zip(batches, ds):
+    module = export_text_model(model, tokenizer, path, dataset=ds)
+    for batch, features in zip(batches, inputs):
+        # Joint 1: tokenizer -> pipeline rows (specials added once, in
+        # order; a blank text is its specials alone).
         for text, row, mask in zip(
             batch, features["token_ids"].numpy(), features["padding_mask"]
         ):
@@ -493,7 +580,7 @@ def test_text_to_model_to_server(tmp_path, gpt2):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     # Joint 3: model.predict on the pipeline's batches == the reloaded
-    # SavedModel on the same texts, in a fresh process.
+    # SavedModel on the same texts, blanks included, in a fresh process.
     for job, want in zip(jobs, wants):
         got = np.load(job["out"])
         assert got.shape == want.shape

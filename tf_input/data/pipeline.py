@@ -399,7 +399,9 @@ def make_dataset(
         batch_sizes=batch_sizes,
         num_batches=num_batches,
         counting=counted,
-        add_special_tokens=s.add_special_tokens,
+        # A stream has its separators, not the template: a model trained
+        # on it is served each text's own tokens.
+        add_special_tokens=s.add_special_tokens and s.batching != "stream",
         tokenizer=tokenizer,
         skipped=skipped,
         skipping=skipping.with_options(_options(s.shard)),
