@@ -4,12 +4,16 @@ The references are plain Python: tokenize each line with the tokenizer
 (eagerly, one line at a time), then truncate, wrap, batch and pad by hand.
 """
 
+import warnings
+
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tf_input import VocabularyTokenizer
 from tf_input import WordPieceTokenizer
+from tf_input.data import SkippedExamplesWarning
 from tf_input.data import make_dataset
 from tf_input.data import pipeline_info
 from tf_input.data import stats
@@ -846,3 +850,288 @@ def test_batches_are_handed_out_without_per_batch_threads(tokenizer, batching):
         mask = features["padding_mask"].numpy()
         if batching == "longest":
             assert mask[:, -1].any()
+
+
+# --- "stream": texts joined and cut into full rows (group_texts) ---------
+
+
+def stream_reference(tokenizer, lines, start=(), end=()):
+    """The stream by hand: each non-empty line's ids with the separator."""
+    stream = []
+    for line in lines:
+        ids = line_ids(tokenizer, line)
+        if ids:
+            stream += [*start, *ids, *end]
+    return stream
+
+
+def check_stream(batches, stream, batch_size, length, whole=True):
+    """Every batch against the stream: rows of `length` cut in order, each
+    label the next token of the stream, weights 0 only past its last
+    token (and, with `whole`, no token lost or added)."""
+    ids = np.concatenate([f["token_ids"].ravel() for f, *_ in batches])
+    mask = np.concatenate([f["padding_mask"].ravel() for f, *_ in batches])
+    labels = np.concatenate([y.ravel() for _, y, _ in batches])
+    weights = np.concatenate([w.ravel() for *_, w in batches])
+    for features, *_ in batches:
+        assert features["token_ids"].shape == (batch_size, length)
+    count = len(stream) if whole else len(ids)
+    np.testing.assert_array_equal(ids[:count], stream[:count])
+    assert mask[:count].all() and not mask[count:].any()
+    assert not ids[count:].any()
+    np.testing.assert_array_equal(labels[: count - 1], stream[1:count])
+    expected = np.zeros(len(ids))
+    expected[: count - 1 if whole else count] = 1
+    np.testing.assert_array_equal(weights, expected)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 100])
+@pytest.mark.parametrize("batch_size", [1, 2, 3])
+def test_stream_joins_texts_and_cuts_full_rows(
+    tokenizer, batch_size, chunk_size
+):
+    """Rows of exactly max_length from one stream, whatever the chunks:
+    every token once, labels across texts and rows, a last partial row
+    filled and weighted 0."""
+    ds = make_dataset(
+        LINES,
+        tokenizer,
+        batch_size=batch_size,
+        max_length=5,
+        batching="stream",
+        chunk_size=chunk_size,
+    )
+    eos = tokenizer.special_tokens["eos"]
+    stream = stream_reference(tokenizer, LINES, end=[eos])
+    batches = as_lists(ds)
+    assert len(batches) == -(-len(stream) // (batch_size * 5))
+    check_stream(batches, stream, batch_size, 5)
+    result = stats(ds)
+    assert result["real_tokens"] == len(stream)
+    assert result["targets"] == len(stream) - 1
+    assert result["truncated"] == 0 and result["skipped"] == 2
+    assert pipeline_info(ds).separator == [eos]
+
+
+def test_stream_drop_remainder_keeps_whole_batches(tokenizer):
+    eos = tokenizer.special_tokens["eos"]
+    stream = stream_reference(tokenizer, LINES, end=[eos])
+    ds = make_dataset(
+        LINES,
+        tokenizer,
+        batch_size=2,
+        max_length=4,
+        batching="stream",
+        drop_remainder=True,
+    )
+    batches = as_lists(ds)
+    assert len(batches) == len(stream) // 8
+    # Every position of a whole batch has its next token: all targets.
+    check_stream(batches, stream, 2, 4, whole=False)
+    assert ds.element_spec[0]["token_ids"].shape.as_list() == [2, 4]
+
+
+def test_stream_separators(tokenizer):
+    kwargs = dict(batch_size=2, max_length=6, batching="stream")
+    eos = tokenizer.special_tokens["eos"]
+    for separator, end in [(7, [7]), ([], []), ([3, 4], [3, 4]), ("a", None)]:
+        ds = make_dataset(LINES, tokenizer, separator=separator, **kwargs)
+        if end is None:  # a token of the vocabulary, by name
+            end = [tokenizer.token_to_id("a")]
+        stream = stream_reference(tokenizer, LINES, end=end)
+        check_stream(as_lists(ds), stream, 2, 6)
+        assert pipeline_info(ds).separator == end
+    # A tokenizer with a start token only puts it before each text.
+    only_start = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "a", "b"])
+    assert set(only_start.special_tokens) == {"pad", "unk", "cls"}
+    texts = ["a b", "", "b", "a a b"]
+    ds = make_dataset(texts, only_start, **kwargs)
+    stream = stream_reference(only_start, texts, start=[2])
+    check_stream(as_lists(ds), stream, 2, 6)
+    assert pipeline_info(ds).separator == [2]
+    # Bad separators say what is wrong.
+    with pytest.raises(ValueError, match=r"separator='zebra'.*not a token"):
+        make_dataset(LINES, tokenizer, separator="zebra", **kwargs)
+    size = tokenizer.vocabulary_size()
+    with pytest.raises(ValueError, match=rf"ids must be in \[0, {size}\)"):
+        make_dataset(LINES, tokenizer, separator=[99], **kwargs)
+    with pytest.raises(TypeError, match=r"separator=1.5"):
+        make_dataset(LINES, tokenizer, separator=1.5, **kwargs)
+
+
+def test_stream_shuffles_and_shards_without_loss(tokenizer):
+    lines = [f"{w} {v}" for w in LINES[4].split() for v in ("cat", "dog")]
+    eos = tokenizer.special_tokens["eos"]
+    kwargs = dict(batch_size=2, max_length=5, batching="stream", chunk_size=4)
+    shuffled = as_lists(
+        make_dataset(lines, tokenizer, shuffle=100, seed=3, **kwargs)
+    )
+    stream = stream_reference(tokenizer, lines, end=[eos])
+    got = np.concatenate(
+        [f["token_ids"][f["padding_mask"] > 0] for f, *_ in shuffled]
+    )
+    assert sorted(got.tolist()) == sorted(stream)
+    assert got.tolist() != stream  # the texts come in another order
+    halves = [
+        as_lists(make_dataset(lines, tokenizer, shard=(2, i), **kwargs))
+        for i in range(2)
+    ]
+    for i, batches in enumerate(halves):
+        check_stream(
+            batches, stream_reference(tokenizer, lines[i::2], end=[eos]), 2, 5
+        )
+
+
+def test_stream_is_for_language_models(tokenizer):
+    kwargs = dict(batch_size=2, max_length=8, batching="stream")
+    with pytest.raises(ValueError, match=r'batching="stream"` joins texts'):
+        make_dataset(LINES, tokenizer, task="encode", **kwargs)
+    with pytest.raises(ValueError, match=r"batching='stream'` is for"):
+        make_dataset([("a", "b")], tokenizer, task="seq2seq", **kwargs)
+
+
+# --- Skipped examples, and skip_empty=False for predict ------------------
+
+
+def test_in_memory_skips_warn_and_are_counted(tokenizer, tmp_path):
+    kwargs = dict(batch_size=3, max_length=8)
+    with pytest.warns(
+        SkippedExamplesWarning,
+        match=r"^2 of the 9 examples of `source` give no token.*"
+        r"`skip_empty=False`",
+    ):
+        ds = make_dataset(LINES, tokenizer, **kwargs)
+    assert stats(ds)["skipped"] == 2
+    # A file source is not read ahead: no warning, but `stats` counts.
+    path = tmp_path / "lines.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SkippedExamplesWarning)
+        from_file = make_dataset(str(path), tokenizer, **kwargs)
+        kept = make_dataset(["a b", "one"], tokenizer, **kwargs)
+    assert stats(from_file)["skipped"] == 2
+    assert stats(kept)["skipped"] == 0
+
+
+@pytest.mark.parametrize("batching", ["longest", "max_length"])
+@pytest.mark.parametrize("task", ["encode", "lm"])
+def test_skip_empty_false_keeps_one_row_per_input(
+    tokenizer, batching, task, tmp_path
+):
+    """For predict: every input its row, in input order, the empty ones as
+    `export_text_model` serves them; no fill row after the last."""
+    from tf_input.export import export_text_model
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SkippedExamplesWarning)
+        ds = make_dataset(
+            LINES,
+            tokenizer,
+            task=task,
+            batch_size=4,
+            max_length=8,
+            batching=batching,
+            skip_empty=False,
+        )
+    batches = list(ds)
+    features = [b[0] if isinstance(b, tuple) else b for b in batches]
+    assert [int(f["token_ids"].shape[0]) for f in features] == [4, 4, 1]
+    token_ids = [f["token_ids"].numpy() for f in features]
+    masks = [f["padding_mask"].numpy() for f in features]
+    token_ids = np.concatenate(
+        [np.pad(t, [(0, 0), (0, 8 - t.shape[1])]) for t in token_ids]
+    )
+    masks = np.concatenate(
+        [np.pad(m, [(0, 0), (0, 8 - m.shape[1])]) for m in masks]
+    )
+    token_input = keras.Input((None,), dtype="int32", name="token_ids")
+    model = keras.Model(token_input, token_input * 1)
+    module = export_text_model(
+        model, tokenizer, str(tmp_path / "m"), max_length=8
+    )
+    served = module.features(tf.constant(LINES))
+    width = served["token_ids"].shape[1]
+    np.testing.assert_array_equal(token_ids[:, :width], served["token_ids"])
+    np.testing.assert_array_equal(masks[:, :width], served["padding_mask"])
+    assert stats(ds)["skipped"] == 0
+    if task == "lm":  # a blank text's row: <sos> -> <eos>, one target
+        weights = np.concatenate([b[2].numpy().sum(axis=1) for b in batches])
+        assert weights[1] == weights[3] == 1
+
+
+def test_skip_empty_false_needs_input_order(tokenizer):
+    kwargs = dict(batch_size=2, max_length=8, skip_empty=False)
+    for bad, message in [
+        (dict(batching="bucket"), r"batching='bucket'"),
+        (dict(batching="pack"), r"batching='pack'"),
+        (dict(shuffle=True), r"shuffle=10000"),
+        (dict(drop_remainder=True), r"drop_remainder=True"),
+    ]:
+        with pytest.raises(ValueError, match=r"skip_empty=False.*" + message):
+            make_dataset(LINES, tokenizer, **kwargs, **bad)
+
+
+# --- String labels --------------------------------------------------------
+
+
+def test_label_vocabulary_names_string_labels(tokenizer):
+    kwargs = dict(task="encode", batch_size=2, max_length=8)
+    source = [("the cat", "pos"), ("a dog", "neg"), ("one", "pos")]
+    for vocabulary, want in [
+        (["neg", "pos"], [1, 0, 1]),
+        ({"pos": 7, "neg": 3}, [7, 3, 7]),
+    ]:
+        ds = make_dataset(
+            source, tokenizer, label_vocabulary=vocabulary, **kwargs
+        )
+        got = np.concatenate([y.numpy() for _, y, _ in ds])
+        assert got.tolist() == want
+        assert ds.element_spec[1].dtype == tf.int32
+    # Without it, two strings are a sentence pair: no labels.
+    pairs = make_dataset(source, tokenizer, **kwargs)
+    assert isinstance(pairs.element_spec, dict)
+    assert next(iter(pairs))["segment_ids"].numpy().any()
+    # Three strings with it: a pair and its label.
+    triples = [("the cat", "a dog", "pos"), ("one", "two", "neg")]
+    ds = make_dataset(
+        triples, tokenizer, label_vocabulary=["neg", "pos"], **kwargs
+    )
+    features, labels, weights = next(iter(ds))
+    assert labels.numpy().tolist() == [1, 0]
+    assert features["segment_ids"].numpy().any()
+    assert weights.numpy().tolist() == [1.0, 1.0]
+
+
+def test_label_vocabulary_errors(tokenizer):
+    kwargs = dict(task="encode", batch_size=2, max_length=8)
+    source = [("the cat", "pos"), ("a dog", "meh")]
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"not in `label_vocabulary` \(neg, pos\).*\[meh\]",
+    ):  # read when the batches are counted, else at the first batch
+        make_dataset(
+            source, tokenizer, label_vocabulary=["neg", "pos"], **kwargs
+        )
+    # A source that is not read ahead fails at the batch that holds it.
+    ds = make_dataset(
+        tf.data.Dataset.from_tensor_slices(tuple(map(list, zip(*source)))),
+        tokenizer,
+        label_vocabulary=["neg", "pos"],
+        **kwargs,
+    )
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[meh\]"):
+        list(ds)
+    for bad, error, message in [
+        ("pos", TypeError, r"list of label names"),
+        ([1, 2], TypeError, r"with strings"),
+        (["a", "a"], ValueError, r"each label once"),
+        ({"a": -1}, ValueError, r"integers >= 0"),
+    ]:
+        with pytest.raises(error, match=message):
+            make_dataset(source, tokenizer, label_vocabulary=bad, **kwargs)
+    with pytest.raises(ValueError, match=r"labels are numbers already"):
+        make_dataset(
+            [("the cat", 1)], tokenizer, label_vocabulary=["a"], **kwargs
+        )
+    with pytest.raises(ValueError, match=r"single texts, which has no labels"):
+        make_dataset(["the cat"], tokenizer, label_vocabulary=["a"], **kwargs)

@@ -234,8 +234,6 @@ class Rows:
             texts, second, parts["labels"] = batch
         else:  # seq2seq
             texts, second = batch
-        if "labels" in parts and self.label_table is not None:
-            parts["labels"] = self._label_ids(parts["labels"])
         parts["ids"] = token_ids(self.tokenizer, texts)
         keep = parts["ids"].row_lengths() > 0
         if self.pairs:
@@ -257,8 +255,8 @@ class Rows:
             ~tf.reduce_any(unknown),
             [
                 "A label is not in `label_vocabulary` "
-                f"{sorted(self.label_names)}: add it, or fix the source. "
-                "Received labels:",
+                f"({', '.join(self.label_names)}): add it, or fix the "
+                "source. Received labels:",
                 tf.boolean_mask(labels, unknown),
             ],
             summarize=10,
@@ -338,7 +336,10 @@ class Rows:
                 rows["target"], cut = select_rows(*target)
             truncated = tf.logical_or(truncated, cut)
         if "labels" in parts:
-            rows["labels"] = tf.gather(parts["labels"], index)
+            labels = parts["labels"]
+            if self.label_table is not None:
+                labels = self._label_ids(labels)
+            rows["labels"] = tf.gather(labels, index)
         if not self.skip_empty and "lengths" in rows:
             rows["ids"], rows["lengths"] = self._fill_empty(
                 rows["ids"], rows["lengths"]
