@@ -933,7 +933,6 @@ def test_stream_drop_remainder_keeps_whole_batches(tokenizer):
 
 def test_stream_separators(tokenizer):
     kwargs = dict(batch_size=2, max_length=6, batching="stream")
-    eos = tokenizer.special_tokens["eos"]
     for separator, end in [(7, [7]), ([], []), ([3, 4], [3, 4]), ("a", None)]:
         ds = make_dataset(LINES, tokenizer, separator=separator, **kwargs)
         if end is None:  # a token of the vocabulary, by name
