@@ -25,13 +25,27 @@ PAGES = ["README.md"] + [f"docs/{name}" for name in DOCS]
 SHELL_ONLY = {"docs/command-line.md"}
 
 
+# A block whose last line ends with "# prints:" is followed by a plain
+# ``` block holding exactly what it prints.
+PRINTED = re.compile(r"```\n(.*?)^```", re.S | re.M)
+
+
 def python_blocks(page):
-    """`[(line, code)]` for each ```python block of `page`, in order."""
+    """`[(line, code, printed)]` for each ```python block of `page`.
+
+    `printed` is the text of the output block after a block that ends with
+    "# prints:", else None.
+    """
     text = (ROOT / page).read_text(encoding="utf-8")
     blocks = []
     for match in BLOCK.finditer(text):
         line = text.count("\n", 0, match.start()) + 2
-        blocks.append((line, match.group(1)))
+        code, printed = match.group(1), None
+        if code.rstrip().endswith("# prints:"):
+            output = PRINTED.match(text, match.end() + 1)
+            assert output, f"{page}:{line}: no output block after '# prints:'"
+            printed = output.group(1)
+        blocks.append((line, code, printed))
     return blocks
 
 
@@ -41,24 +55,32 @@ def test_the_pages_have_python_blocks():
     assert counts["README.md"] >= 1, counts
     assert {page for page, n in counts.items() if n == 0} <= SHELL_ONLY
     assert "docs/pipeline.md" in PAGES and "docs/tokenizers.md" in PAGES
+    printed = [p for page in PAGES for *_, p in python_blocks(page) if p]
+    assert printed, "the shape trace's output is checked"
 
 
 @requires_shared_data
 @pytest.mark.parametrize("page", PAGES)
-def test_every_python_block_runs_in_order(page, tmp_path, monkeypatch):
+def test_every_python_block_runs_in_order(page, tmp_path, monkeypatch, capsys):
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     (tmp_path / "shared").mkdir()
     os.symlink(SHARED_DATA, tmp_path / "shared" / "data")
     monkeypatch.chdir(checkout)
     namespace = {"__name__": "__docs__"}
-    for line, code in python_blocks(page):
+    for line, code, printed in python_blocks(page):
+        capsys.readouterr()
         try:
             exec(compile(code, f"{page}:{line}", "exec"), namespace)
         except Exception as error:  # the block's line, then the cause
             pytest.fail(
                 f"{page} block at line {line} failed: "
                 f"{type(error).__name__}: {error}"
+            )
+        if printed is not None:
+            out = capsys.readouterr().out
+            assert out.rstrip().splitlines() == printed.rstrip().splitlines(), (
+                f"{page} block at line {line} printed:\n{out}"
             )
 
 
