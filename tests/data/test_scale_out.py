@@ -49,6 +49,7 @@ def tiny_model(vocabulary_size, packed=False, mask_dtype="int32"):
         "pack",
         pytest.param("longest", marks=pytest.mark.slow),
         pytest.param("bucket", marks=pytest.mark.slow),
+        pytest.param("stream", marks=pytest.mark.slow),
     ],
 )
 def test_model_fit(batching):
@@ -72,15 +73,19 @@ def test_tf_data_service():
     worker = tf.data.experimental.service.WorkerServer(
         tf.data.experimental.service.WorkerConfig(dispatcher_address=address)
     )
-    kwargs = dict(batch_size=4, max_length=16, batching="pack")
-    local = make_dataset(LINES, tokenizer, **kwargs)
-    remote = make_dataset(
-        LINES, tokenizer, data_service=dispatcher.target, **kwargs
-    )
-    assert remote.element_spec == local.element_spec
-    want = [f["token_ids"].numpy().tolist() for f, *_ in local]
-    got = [f["token_ids"].numpy().tolist() for f, *_ in remote]
-    assert got == want  # one worker, parallel_epochs: the same epoch
+    for batching in ("pack", "stream"):
+        kwargs = dict(batch_size=4, max_length=16, batching=batching)
+        local = make_dataset(LINES, tokenizer, **kwargs)
+        remote = make_dataset(
+            LINES, tokenizer, data_service=dispatcher.target, **kwargs
+        )
+        assert remote.element_spec == local.element_spec
+        # One worker, parallel_epochs: the same epoch, targets included.
+        for want, got in zip(local, remote, strict=True):
+            for name in want[0]:
+                np.testing.assert_array_equal(want[0][name], got[0][name])
+            np.testing.assert_array_equal(want[1], got[1])
+            np.testing.assert_array_equal(want[2], got[2])
     del worker, dispatcher
 
 
