@@ -343,10 +343,10 @@ def make_dataset(
     count = s.count_batches
     if count is None:  # in memory, one counting pass is cheap next to fit
         count = s.data_service is None and in_memory
-    skipping = skip_counter(lines, plan, s.chunk_size)
-    skipped = None
+    counter = example_counter(lines, plan, s.chunk_size)
+    totals = None
     if in_memory:
-        skipped = _count_skipped(skipping, lines, source)
+        totals = _count_examples(counter, source)
     elif not count:
         _check_not_empty(lines, plan, s.chunk_size, source)
 
@@ -377,7 +377,7 @@ def make_dataset(
     if count:
         # Counted once, so that `fit` knows the epoch length (no "Unknown"
         # progress bar, no "ran out of data" warning).
-        num_batches = int(counted.reduce(np.int64(0), lambda n, *_: n + 1))
+        num_batches = _num_batches(s, totals, counted)
         if num_batches == 0:
             raise ValueError(_empty_message(source))
         dataset = dataset.apply(
@@ -403,8 +403,10 @@ def make_dataset(
         # on it is served each text's own tokens.
         add_special_tokens=s.add_special_tokens and s.batching != "stream",
         tokenizer=tokenizer,
-        skipped=skipped,
-        skipping=skipping.with_options(_options(s.shard)),
+        skipped=None if totals is None else int(totals[0]),
+        skipping=counter.map(plain(lambda counts: counts[0])).with_options(
+            _options(s.shard)
+        ),
         separator=(plan.start + plan.end) if s.batching == "stream" else None,
     )
     return register(dataset, info)
@@ -530,33 +532,45 @@ def _check_not_empty(lines, plan, chunk_size, source):
     raise ValueError(_empty_message(source))
 
 
-def skip_counter(lines, plan, chunk_size):
-    """A dataset of the number of examples skipped in each chunk."""
-
-    def count(*chunk):
-        return plan.skipped(*chunk)
-
+def example_counter(lines, plan, chunk_size):
+    """A dataset of `plan.counts` of each chunk: skipped, kept, tokens."""
     return lines.batch(chunk_size).map(
-        plain(count), num_parallel_calls=AUTOTUNE
+        plain(plan.counts), num_parallel_calls=AUTOTUNE
     )
 
 
-def _count_skipped(counter, lines, source):
-    """Counts the skipped examples of an in-memory source: an error if
-    every example is, a warning if any is (the rows would no longer align
-    with the inputs)."""
-    skipped = int(counter.reduce(np.int64(0), lambda total, n: total + n))
-    total = int(lines.cardinality())
-    if skipped == total:
+def _count_examples(counter, source):
+    """Reads an in-memory source's counts (skipped, kept, tokens): an
+    error if no example is kept, a warning if any is skipped (the rows
+    would no longer line up with the inputs)."""
+    totals = counter.reduce(tf.zeros([3], tf.int64), lambda a, b: a + b)
+    skipped, kept, _ = (int(x) for x in totals)
+    if not kept:
         raise ValueError(_empty_message(source))
     if skipped:
         warnings.warn(
-            f"{skipped} of the {total} examples of `source` give no token "
-            "(blank, whitespace only, or nothing this tokenizer keeps) and "
-            "were skipped, so the batches do not align with the inputs. "
-            "Pass `skip_empty=False` to keep one row per input (e.g. for "
-            "`predict`).",
+            f"{skipped} of the {skipped + kept} examples of `source` give "
+            "no token (blank, whitespace only, or nothing this tokenizer "
+            "keeps) and were skipped, so the batches do not align with the "
+            "inputs. Pass `skip_empty=False` to keep one row per input "
+            "(e.g. for `predict`).",
             SkippedExamplesWarning,
             stacklevel=3,
         )
-    return skipped
+    return totals.numpy()
+
+
+def _num_batches(s, totals, counted):
+    """The batches of an epoch: by arithmetic where the examples' counts
+    say it (one row per example, or one stream), else by one pass over
+    the counting twin. `assert_cardinality` checks it as the batches are
+    read."""
+    if totals is not None and s.batching in ("longest", "max_length"):
+        rows, per_batch = int(totals[1]), s.batch_size
+    elif totals is not None and s.batching == "stream":
+        rows, per_batch = int(totals[2]), s.batch_size * s.max_length
+    else:
+        return int(counted.reduce(np.int64(0), lambda n, *_: n + 1))
+    if s.drop_remainder:
+        return rows // per_batch
+    return -(-rows // per_batch)

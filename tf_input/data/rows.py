@@ -264,10 +264,17 @@ class Rows:
         with tf.control_dependencies([check]):
             return tf.identity(ids)
 
-    def skipped(self, *batch):
-        """The number of examples of `batch` skipped as empty (int64)."""
+    def counts(self, *batch):
+        """int64 `[3]`: the examples of `batch` skipped as empty, those
+        kept, and the tokens of the kept ones with their special tokens
+        (before any truncation; for single texts)."""
+        parts, index = self._tokenize(*batch)
         count = tf.shape(batch[0], out_type=tf.int64)[0]
-        return count - tf.size(self.kept(*batch), out_type=tf.int64)
+        kept = tf.size(index, out_type=tf.int64)
+        lengths = tf.gather(parts["ids"].row_lengths(), index)
+        specials = len(self.start) + len(self.end)
+        tokens = tf.reduce_sum(lengths) + kept * specials
+        return tf.stack([count - kept, kept, tokens])
 
     def kept(self, *batch):
         """The index of the examples of `batch` that are not skipped."""
