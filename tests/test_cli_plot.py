@@ -4,6 +4,8 @@ import argparse
 
 import pytest
 
+from tests.pictures import bar_heights
+from tests.pictures import pipeline_efficiencies
 from tests.shared_data import data_path
 from tests.shared_data import read_lines as read_shared_lines
 from tests.shared_data import requires_shared_data
@@ -82,26 +84,6 @@ def test_plot_rope_defaults_to_all_scalings():
     assert args.scaling == list(viz.ROPE_SCALINGS)
     assert (args.dim, args.max_distance, args.factor) == (128, 4096, 4.0)
     assert args.log is True and args.smooth is True
-
-
-def pipeline_efficiencies(lines, tokenizer, **options):
-    """What `stats(make_dataset(lines, ...))` measures in each mode."""
-    from tf_input.data import make_dataset
-    from tf_input.data import stats
-
-    efficiencies = {}
-    for mode in viz.BATCHINGS:
-        dataset = make_dataset(
-            lines, tokenizer, batching=mode, count_batches=False, **options
-        )
-        efficiencies[mode] = stats(dataset)["padding_efficiency"]
-    return efficiencies
-
-
-def bar_heights(figure):
-    bars = figure.axes[1]
-    labels = [t.get_text() for t in bars.get_xticklabels()]
-    return dict(zip(labels, (p.get_height() for p in bars.patches)))
 
 
 def test_plot_lengths_tokenizes_files(tmp_path, vocab, capsys):

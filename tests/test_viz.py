@@ -9,6 +9,8 @@ from matplotlib.figure import Figure
 
 import tf_input
 from tests import references
+from tests.pictures import bar_heights
+from tests.pictures import pipeline_efficiencies
 from tests.shared_data import requires_shared_data
 from tf_input import viz
 
@@ -457,30 +459,6 @@ HAND = {
 HAND_LENGTHS = [1, 2, 7, 8, 2, 1]
 # Efficiencies given for every mode: the picture runs no pipeline.
 GIVEN = {mode: 0.5 for mode in viz.BATCHINGS}
-
-
-def bar_heights(figure):
-    bars = figure.axes[1]
-    labels = [t.get_text() for t in bars.get_xticklabels()]
-    return dict(zip(labels, (p.get_height() for p in bars.patches)))
-
-
-def pipeline_efficiencies(texts, tokenizer, **options):
-    """What `stats(make_dataset(...))` measures in each batching mode.
-
-    (`count_batches=False` only skips the pass that counts the batches
-    ahead: the batches are the same.)
-    """
-    from tf_input.data import make_dataset
-    from tf_input.data import stats
-
-    efficiencies = {}
-    for mode in viz.BATCHINGS:
-        dataset = make_dataset(
-            texts, tokenizer, batching=mode, count_batches=False, **options
-        )
-        efficiencies[mode] = stats(dataset)["padding_efficiency"]
-    return efficiencies
 
 
 def test_padding_efficiencies_hand_computed_case():

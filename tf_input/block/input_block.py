@@ -194,29 +194,17 @@ class InputBlock(keras.Model):
             **kwargs,
         )
 
-        # === Config ===
-        self.vocabulary_size = args.vocabulary_size
-        self.embedding_dim = args.embedding_dim
-        self.position = args.position
-        self.max_length = args.max_length
-        self.num_segments = args.num_segments
-        self.dropout = args.dropout
-        self.normalization = args.normalization
+        # === Config === (each argument, as checked)
+        for field in dataclasses.fields(args):
+            setattr(self, field.name, getattr(args, field.name))
         self.padding_id = layers.token_embedding.padding_id
         self.scale = layers.token_embedding.scale
-        rope = args.rope
-        if rope is not None and "scaling" in rope:
-            rope["scaling"] = layers.rotary.scaling  # normalised: `rope_type`
-        self.rope = rope
-        self.positions_input = args.positions_input
-        self.padding_mask_input = args.padding_mask_input
+        if self.rope is not None and "scaling" in self.rope:
+            # normalised: the `rope_type` key
+            self.rope["scaling"] = layers.rotary.scaling
         # === Sublayers, for direct use (e.g. `tf_input.trace`) ===
-        self.token_embedding = layers.token_embedding
-        self.segment_embedding = layers.segment_embedding
-        self.position_embedding = layers.position_embedding
-        self.rotary = layers.rotary
-        self.norm = layers.norm
-        self.dropout_layer = layers.dropout_layer
+        for field in dataclasses.fields(layers):
+            setattr(self, field.name, getattr(layers, field.name))
 
     @property
     def input_names(self):

@@ -62,7 +62,7 @@ _KEYS = {
 SCALING_TYPES = tuple(_KEYS)
 
 
-def parse_scaling(scaling):
+def parse_scaling(scaling: dict | None) -> dict | None:
     """Validates a `rope_scaling` dict; returns it normalised, or None.
 
     The result always has the key `rope_type` (never the legacy `type`) and

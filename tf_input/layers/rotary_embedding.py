@@ -99,12 +99,12 @@ class RotaryEmbedding(keras.layers.Layer):
     def __init__(
         self,
         *,
-        max_wavelength=10_000.0,
-        layout="half",
-        rotary_dim=None,
-        scaling=None,
-        sequence_axis=1,
-        feature_axis=-1,
+        max_wavelength: float = 10_000.0,
+        layout: str = "half",
+        rotary_dim: int | None = None,
+        scaling: dict | None = None,
+        sequence_axis: int = 1,
+        feature_axis: int = -1,
         **kwargs,
     ):
         super().__init__(**kwargs)

@@ -80,11 +80,11 @@ class TokenEmbedding(keras.layers.Layer):
 
     def __init__(
         self,
-        vocabulary_size,
-        embedding_dim,
+        vocabulary_size: int,
+        embedding_dim: int,
         *,
-        scale=True,
-        padding_id=0,
+        scale: bool = True,
+        padding_id: int | None = 0,
         embeddings_initializer=None,
         **kwargs,
     ):

@@ -79,13 +79,7 @@ def plot_packed_batch(
     left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     _draw_segments(left, segments, positions, colours, count)
     left.add_patch(outline((-0.5, row - 0.5), length, 1, edgecolor="black"))
-    right.imshow(
-        blocks,
-        cmap=colours,
-        vmin=-0.5,
-        vmax=count + 0.5,
-        interpolation="nearest",
-    )
+    _show_segments(right, blocks, colours, count)
     for axes in (left, right):
         axes.set_xticks(np.arange(-0.5, length), minor=True)
         axes.set_yticks(np.arange(-0.5, axes.get_ylim()[0] + 0.5), minor=True)
@@ -143,14 +137,7 @@ def _check_row(row, count):
 
 def _draw_segments(left, segments, positions, colours, count):
     """The batch, one colour per segment (positions written in, if few)."""
-    left.imshow(
-        segments,
-        cmap=colours,
-        vmin=-0.5,
-        vmax=count + 0.5,
-        interpolation="nearest",
-        aspect="auto",
-    )
+    _show_segments(left, segments, colours, count, aspect="auto")
     if positions is not None and segments.size <= 1024:
         for (i, j), value in np.ndenumerate(positions):
             if segments[i, j]:
@@ -168,4 +155,16 @@ def _draw_segments(left, segments, positions, colours, count):
             if positions is not None
             else ""
         )
+    )
+
+
+def _show_segments(axes, image, colours, count, **kwargs):
+    """`image` of segment numbers (0 = padding), one colour each."""
+    axes.imshow(
+        image,
+        cmap=colours,
+        vmin=-0.5,
+        vmax=count + 0.5,
+        interpolation="nearest",
+        **kwargs,
     )
