@@ -608,20 +608,23 @@ def test_texts_and_lengths_give_the_pipeline_figures():
     words = [f"w{i}" for i in range(20)]
     lines = [
         " ".join(rng.choice(words, size=n))
-        for n in rng.integers(1, 20, size=75)
+        for n in rng.integers(0, 20, size=75)  # 0: a blank line
     ]
+    assert lines.count("") == 8
     tokenizer = tf_input.VocabularyTokenizer()
     tokenizer.adapt(lines)
     options = dict(batch_size=4, max_length=16, chunk_size=16, sample_size=20)
     want = pipeline_efficiencies(lines, tokenizer, **options)
     from_texts = viz.plot_lengths(texts=lines, tokenizer=tokenizer, **options)
     assert bar_heights(from_texts) == pytest.approx(want, abs=1e-12)
-    lengths = [len(line.split()) + 2 for line in lines]  # + <sos>, <eos>
+    # + <sos>, <eos>; a blank line's 0 stands where the line does.
+    lengths = [len(line.split()) + 2 if line else 0 for line in lines]
     from_lengths = viz.plot_lengths(lengths, **options)
     assert bar_heights(from_lengths) == pytest.approx(want, abs=1e-12)
     # The histogram holds the same lengths, special tokens counted.
     report = viz.length_report(texts=lines, tokenizer=tokenizer, **options)
-    assert report.lengths.tolist() == lengths
+    assert report.lengths.tolist() == [n for n in lengths if n]
+    assert report.skipped == 8
     # Without special tokens, 2 tokens fewer each, as make_dataset makes.
     bare = viz.length_report(
         texts=lines,
@@ -630,7 +633,7 @@ def test_texts_and_lengths_give_the_pipeline_figures():
         efficiencies=GIVEN,
         **options,
     )
-    assert bare.lengths.tolist() == [n - 2 for n in lengths]
+    assert bare.lengths.tolist() == [n - 2 for n in lengths if n]
 
 
 @pytest.fixture(scope="module")

@@ -249,8 +249,10 @@ def probe_examples(lengths):
     """Examples of the given lengths, and a tokenizer that reads them.
 
     Example `i` is `lengths[i]` times the one token `"x"` of a
-    `VocabularyTokenizer` that splits characters; examples of length 0 are
-    left out (`make_dataset` would skip them). With
+    `VocabularyTokenizer` that splits characters; an example of length 0 is
+    an empty text, which `make_dataset` skips where it stands, as it skips
+    a blank line (where the empty ones stand changes which examples share
+    a chunk, and so the bucket sample and the packed rows). With
     `add_special_tokens=False`, `make_dataset` makes rows of exactly these
     lengths (cut to `max_length`).
 
@@ -263,7 +265,7 @@ def probe_examples(lengths):
     tokenizer = VocabularyTokenizer(
         ["<pad>", "<sos>", "<eos>", "<unk>", "x"], split="character"
     )
-    return ["x" * int(n) for n in lengths if n > 0], tokenizer
+    return ["x" * int(n) for n in lengths], tokenizer
 
 
 def padding_efficiencies(
@@ -280,8 +282,10 @@ def padding_efficiencies(
 
     Padding efficiency is real tokens / all token positions of the
     batches. `lengths` are the rows `make_dataset` would make of each
-    example, special tokens included (before truncation); examples of
-    length 0 are skipped, as `make_dataset` skips empty examples. The
+    example, special tokens included (before truncation); an example of
+    length 0 is skipped where it stands, as `make_dataset` skips an empty
+    one (give a blank line its 0: where the empty examples stand changes
+    the chunks, so the bucket sample and the packed rows). The
     figures are measured, not modelled: `compare_batchings` runs
     `make_dataset` and `tf_input.data.stats` in every mode of `BATCHINGS`
     on examples of exactly these lengths (`probe_examples`), in this order,
@@ -324,7 +328,7 @@ def padding_efficiencies(
             "Pass texts and a tokenizer to `compare_batchings` instead."
         )
     texts, tokenizer = probe_examples(lengths)
-    if not texts:
+    if not any(texts):
         raise ValueError(
             "`lengths` must hold at least one example with a token (length "
             f"> 0). Received: lengths={describe(lengths)}."

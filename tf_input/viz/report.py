@@ -195,6 +195,7 @@ def length_report(
     {'longest': 0.875, 'max_length': 0.4375, 'bucket': 0.875, 'pack': 0.6562}
     """
     _check_examples(lengths, texts, tokenizer)
+    examples = "texts" if texts is not None else "lengths"
     given = _check_efficiencies(efficiencies)
     batch_size = check_positive_int("batch_size", batch_size)
     max_length = check_positive_int("max_length", max_length)
@@ -216,15 +217,15 @@ def length_report(
                 "add_special_tokens="
                 f"{dataset_options['add_special_tokens']!r} with lengths."
             )
+        texts, tokenizer = probe_examples(lengths)
         lengths = check_lengths(lengths)
         skipped = int(np.sum(lengths == 0))
         lengths = lengths[lengths > 0]
-        texts, tokenizer = probe_examples(lengths)
         dataset_options["add_special_tokens"] = False
     if lengths.size == 0:
         raise ValueError(
-            "`lengths` or `texts` must hold at least one example with a "
-            f"token. Received: {skipped:,} examples, all empty."
+            f"`{examples}` must hold at least one example with a token. "
+            f"Received: {skipped:,} examples, all empty."
         )
     measured = {}
     missing = [mode for mode in BATCHINGS if mode not in given]
