@@ -217,7 +217,6 @@ def test_matches_transformers(case):
         ({"rotary_dim": 0}, "rotary_dim=0"),
         ({"layout": "pairs"}, r"one of \('half', 'interleaved'\)"),
         ({"max_wavelength": -1}, "max_wavelength=-1"),
-        ({"sequence_axis": 1.0}, "sequence_axis=1.0"),
         (
             {"scaling": {"rope_type": "ntk", "factor": 2.0}},
             r"one of \('linear', 'dynamic', 'yarn', 'llama3'\).*'ntk'",
@@ -356,6 +355,7 @@ def test_int64_positions_and_start_index_in_range_work():
     "kwargs, match",
     [
         ({"scaling": "linear"}, "must be None or a dict.*of type str"),
+        ({"sequence_axis": 1.0}, r"`sequence_axis` must be an int.*=1.0"),
         (
             {"scaling": {**YARN, "truncate": "yes"}},
             r"`scaling\['truncate'\]` must be True or False",
