@@ -19,11 +19,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m tf_input.cli demo
 
-# The README's test command: unit tests, docstring examples, examples.
-# Two pytest workers (pytest-xdist), a test file each at a time. One pytest
-# process keeps about one core busy (911 tests: 8:38 user CPU in 9:08
-# wall), so two workers use both cores of this machine (PYTEST_WORKERS=0:
-# one process, no workers).
+# The README's test command: unit tests and docstring examples.
+# Two pytest workers (pytest-xdist), a test file each at a time: one
+# pytest process keeps about one core busy, so two use a 2-core machine
+# (PYTEST_WORKERS=0: one process, no workers).
 PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m pytest tests tf_input --doctest-modules -m "not slow" \

@@ -200,7 +200,6 @@ def test_rotary_is_none_for_other_positions():
     "kwargs, message",
     [
         ({"vocabulary_size": 0}, r"`vocabulary_size` must be a positive"),
-        ({"embedding_dim": 2.5}, r"`embedding_dim` must be a positive"),
         (
             {"position": "alibi"},
             r"`position` must be one of \('sinusoidal', 'learned', 'rope', "
@@ -216,7 +215,6 @@ def test_rotary_is_none_for_other_positions():
             r"`num_segments` must be None or an integer >= 0",
         ),
         ({"dropout": 1.0}, r"`dropout` must be a number in \[0, 1\)"),
-        ({"dropout": True}, r"Received: dropout=True"),
         (
             {"normalization": "batch"},
             r"`normalization` must be one of \(None, 'layer', 'rms'\)",
@@ -224,10 +222,6 @@ def test_rotary_is_none_for_other_positions():
         (
             {"rope": {"max_wavelength": 10.0}},
             r"only applies with position='rope'.*position='sinusoidal'",
-        ),
-        (
-            {"position": "rope", "rope": 10_000.0},
-            r"`rope` must be None or a dict.*Received: rope=10000.0",
         ),
         (
             {"position": "rope", "rope": {"theta": 1.0}},
@@ -249,10 +243,6 @@ def test_rotary_is_none_for_other_positions():
             r"`scaling\['rope_type'\]` must be one of",
         ),
         (
-            {"positions_input": 1},
-            r"`positions_input` must be True or False",
-        ),
-        (
             {"position": "rope", "positions_input": True},
             r"needs position 'sinusoidal' or 'learned'.*block.rotary",
         ),
@@ -261,7 +251,6 @@ def test_rotary_is_none_for_other_positions():
             r"Received: position='none'",
         ),
         ({"padding_id": 50}, r"`padding_id` must be a valid id"),
-        ({"scale": "yes"}, r"`scale` must be True or False"),
     ],
 )
 def test_bad_arguments(kwargs, message):
@@ -272,6 +261,37 @@ def test_bad_arguments(kwargs, message):
     config = InputBlock(V, D).get_config()
     config.update(kwargs)
     with pytest.raises(ValueError, match=message):
+        InputBlock.from_config(config)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"embedding_dim": 2.5}, r"`embedding_dim` must be a positive.*float"),
+        ({"dropout": True}, r"Received: dropout=True \(of type bool\)"),
+        (
+            {"position": "rope", "rope": 10_000.0},
+            r"`rope` must be None or a dict.*Received: rope=10000.0",
+        ),
+        (
+            {"positions_input": 1},
+            r"`positions_input` must be True or False.*\(of type int\)",
+        ),
+        (
+            {"padding_mask_input": "yes"},
+            r"`padding_mask_input` must be True or False",
+        ),
+        ({"scale": "yes"}, r"`scale` must be True or False"),
+    ],
+)
+def test_bad_argument_types(kwargs, message):
+    kwargs = {"vocabulary_size": V, "embedding_dim": D, **kwargs}
+    with pytest.raises(TypeError, match=message):
+        InputBlock(**kwargs)
+    # The same checks guard from_config.
+    config = InputBlock(V, D).get_config()
+    config.update(kwargs)
+    with pytest.raises(TypeError, match=message):
         InputBlock.from_config(config)
 
 

@@ -2,12 +2,16 @@
 
 import argparse
 
-import numpy as np
 import pytest
 
+from tests.pictures import bar_heights
+from tests.pictures import pipeline_efficiencies
+from tests.shared_data import data_path
+from tests.shared_data import read_lines as read_shared_lines
+from tests.shared_data import requires_shared_data
 from tf_input import viz
-from tf_input.cli_plot import add_plot_parser
-from tf_input.cli_plot import read_lines
+from tf_input.cli.plot import add_plot_parser
+from tf_input.cli.plot import read_lines
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
@@ -83,6 +87,8 @@ def test_plot_rope_defaults_to_all_scalings():
 
 
 def test_plot_lengths_tokenizes_files(tmp_path, vocab, capsys):
+    import tf_input
+
     first = tmp_path / "a.txt"
     first.write_text("the cat sat\n\n  \nthe dog\r\n", encoding="utf-8")
     second = tmp_path / "b.txt"
@@ -91,18 +97,59 @@ def test_plot_lengths_tokenizes_files(tmp_path, vocab, capsys):
     argv = ["plot", "lengths", str(first), str(second), "--vocab", str(vocab)]
     argv += ["--batch-size", "2", "--max-length", "6", "-o", str(out)]
     figure = run(argv)
-    # Non-empty lines: 3, 2 and 6 tokens, plus [CLS] and [SEP].
+    # Non-empty lines: 3, 2 and 6 tokens, plus [CLS] and [SEP], the
+    # tokenizer's start and end tokens.
     lengths = [5, 4, 8]
-    want = viz.padding_efficiencies(lengths, batch_size=2, max_length=6)
-    heights = [bar.get_height() for bar in figure.axes[1].patches]
-    np.testing.assert_allclose(heights, list(want.values()))
+    tokenizer = tf_input.load_tokenizer(vocab)
+    want = pipeline_efficiencies(
+        ["the cat sat", "the dog", "a mat on the mat ran"],
+        tokenizer,
+        batch_size=2,
+        max_length=6,
+    )
+    assert bar_heights(figure) == pytest.approx(want, abs=1e-12)
+    assert viz.padding_efficiencies(
+        lengths, batch_size=2, max_length=6
+    ) == pytest.approx(want, abs=1e-12)
     counts = [bar.get_height() for bar in figure.axes[0].patches]
     assert sum(counts) == 3
     assert_png(out)
     shown = capsys.readouterr().out
     assert "3 examples, 17 tokens" in shown
     assert "1 over max_length=6" in shown
+    assert "2 empty examples skipped" in shown
     assert f"longest     {want['longest']:.1%}" in shown
+    # Without special tokens: 2 tokens fewer each.
+    bare = run(argv + ["--no-special-tokens"])
+    assert sum(p.get_height() for p in bare.axes[0].patches) == 3
+    assert bare.axes[0].get_title().startswith("3 examples (2 empty skipped)")
+    assert "mean 3.7, max 6" in bare.axes[0].get_title()  # 3, 2, 6 tokens
+
+
+@requires_shared_data
+def test_plot_lengths_equals_the_pipeline_on_tinyshakespeare(tmp_path):
+    """Qwen 3 adds no special token; the bars are make_dataset's own."""
+    import tf_input
+
+    path = data_path("llm", "qwen3", "tokenizer.json")
+    lines = read_shared_lines(data_path("corpora", "tinyshakespeare.txt"))
+    lines = [line for line in lines if line.strip()][:300]
+    corpus = tmp_path / "lines.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = ["plot", "lengths", str(corpus), "--vocab", str(path)]
+    argv += ["--batch-size", "16", "--max-length", "64"]
+    figure = run(argv + ["-o", str(tmp_path / "lengths.png")])
+    tokenizer = tf_input.load_tokenizer(path)
+    want = pipeline_efficiencies(lines, tokenizer, batch_size=16, max_length=64)
+    assert bar_heights(figure) == pytest.approx(want, abs=0.005)
+    # The histogram: every line, its tokens and no special token.
+    lengths = [len(ids) for ids in tokenizer(lines).to_list()]
+    histogram = [bar.get_height() for bar in figure.axes[0].patches]
+    assert sum(histogram) == len(lines)
+    title = figure.axes[0].get_title()
+    assert f"mean {sum(lengths) / len(lengths):.1f}, max {max(lengths)}" in (
+        title
+    )
 
 
 def test_read_lines_keeps_blank_lines_and_drops_final_newline(tmp_path):
@@ -118,7 +165,7 @@ def test_plot_lengths_errors(tmp_path, vocab):
         run(["plot", "lengths", missing, "--vocab", str(vocab), "-o", out])
     blank = tmp_path / "blank.txt"
     blank.write_text("\n  \n", encoding="utf-8")
-    with pytest.raises(ValueError, match="No line .* has any token"):
+    with pytest.raises(ValueError, match="at least one example with a token"):
         run(["plot", "lengths", str(blank), "--vocab", str(vocab), "-o", out])
 
 
@@ -132,6 +179,8 @@ def test_plot_lengths_errors(tmp_path, vocab):
         ["plot", "rope", "--scaling", ",", "-o", "x.png"],
         ["plot", "lengths", "a.txt", "--max-length", "-3", "-o", "x.png"],
         ["plot", "lengths", "a.txt", "-o", "x.png"],  # no --vocab
+        # The count of special tokens is the tokenizer's, not a flag's.
+        ["plot", "lengths", "a.txt", "--vocab", "v", "--special-tokens", "2"],
         ["plot", "pe", "-o", "x.bmp2"],  # no such image format
         ["plot"],
     ],

@@ -338,21 +338,15 @@ class Subclassed(keras.Model):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"tokenizer": "vocab.txt"}, r"`tokenizer` must be a tf_input"),
         ({"max_length": 0}, r"`max_length` must be a positive integer"),
         (
             {"batching": "pack"},
             r"`batching` must be one of \('longest', 'max_length'\)",
         ),
         (
-            {"add_special_tokens": "yes"},
-            r"`add_special_tokens` must be True or False",
-        ),
-        (
             {"max_length": 2, "add_special_tokens": True},
             r"room for the 2 special tokens.*max_length=2",
         ),
-        ({"path": 3}, r"`path` must be a folder path"),
         (
             {"model": Subclassed()},
             r"must be a functional Keras model.*Subclassed",
@@ -376,6 +370,29 @@ def test_bad_arguments(tmp_path, kwargs, message):
         **kwargs,
     }
     with pytest.raises(ValueError, match=message):
+        export_text_model(**arguments)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tokenizer": "vocab.txt"}, r"`tokenizer` must be a tf_input"),
+        (
+            {"add_special_tokens": "yes"},
+            r"`add_special_tokens` must be True or False",
+        ),
+        ({"path": 3}, r"`path` must be a folder path"),
+    ],
+)
+def test_bad_argument_types(tmp_path, kwargs, message):
+    arguments = {
+        "model": feature_model(["token_ids"]),
+        "tokenizer": vocabulary_tokenizer(),
+        "path": str(tmp_path / "m"),
+        "max_length": 8,
+        **kwargs,
+    }
+    with pytest.raises(TypeError, match=message):
         export_text_model(**arguments)
 
 

@@ -371,7 +371,7 @@ def test_padding_mask_input_arguments():
     assert again.padding_mask_input and again.padding_id is None
     with pytest.raises(ValueError, match=r"leave `padding_id` at \"auto\""):
         InputBlock(10, 8, padding_mask_input=True, padding_id=0)
-    with pytest.raises(ValueError, match=r"`padding_mask_input` must be"):
+    with pytest.raises(TypeError, match=r"`padding_mask_input` must be"):
         InputBlock(10, 8, padding_mask_input=1)
 
 

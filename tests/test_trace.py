@@ -98,11 +98,11 @@ def test_segments_positions_norm_and_rope():
 def test_bad_arguments():
     tok = tokenizer()
     block = InputBlock(tok.vocabulary_size(), 4)
-    with pytest.raises(ValueError, match=r"`text` must be one Python string"):
+    with pytest.raises(TypeError, match=r"`text` must be one Python string"):
         trace(["a"], tok, block)
-    with pytest.raises(ValueError, match=r"`tokenizer` must be a tf_input"):
+    with pytest.raises(TypeError, match=r"`tokenizer` must be a tf_input"):
         trace("a", "vocab.txt", block)
-    with pytest.raises(ValueError, match=r"`block` must be a tf_input Inp"):
+    with pytest.raises(TypeError, match=r"`block` must be a tf_input Inp"):
         trace("a", tok, "block")
 
 

@@ -9,6 +9,9 @@ from matplotlib.figure import Figure
 
 import tf_input
 from tests import references
+from tests.pictures import bar_heights
+from tests.pictures import pipeline_efficiencies
+from tests.shared_data import requires_shared_data
 from tf_input import viz
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -37,13 +40,9 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r'pip install "tf_input\[viz\]"'):
         viz.plot_sinusoidal_encoding(4, 4)
-    # The NumPy helpers still work without matplotlib.
-    assert viz.padding_efficiencies([2], batch_size=1, max_length=2) == {
-        "longest": 1.0,
-        "max_length": 1.0,
-        "bucket": 1.0,
-        "pack": 1.0,
-    }
+    # The numbers still come without matplotlib.
+    assert viz.local_mean([1.0, 3.0], ratio=2.0).tolist() == [1.0, 2.0]
+    assert viz.integer_bins([9, 9], max_length=16).tolist() == [8.5, 9.5]
 
 
 # --- Sinusoidal heatmap -------------------------------------------------------
@@ -96,6 +95,8 @@ def test_sinusoid_columns_and_small_tables_are_labelled():
     assert len(viz.plot_sinusoidal_encoding(8, 8, num_lines=0).axes) == 3
     with pytest.raises(ValueError, match=r"`num_lines` must be .*=-1"):
         viz.plot_sinusoidal_encoding(8, 8, num_lines=-1)
+    with pytest.raises(TypeError, match=r"`num_lines` must be .*of type str"):
+        viz.plot_sinusoidal_encoding(8, 8, num_lines="4")
 
 
 def test_sinusoidal_heatmap_saves_png(tmp_path):
@@ -176,8 +177,10 @@ def test_similarity_labels_and_groups():
         viz.plot_position_similarity(table, labels=["a", "b"])
     with pytest.raises(ValueError, match=r"`groups\['x'\]` must be"):
         viz.plot_position_similarity(table, groups={"x": (3, 12)})
-    with pytest.raises(ValueError, match=r"`groups` must be None or a dict"):
+    with pytest.raises(TypeError, match=r"`groups` must be None or a dict"):
         viz.plot_position_similarity(table, groups=[(1, 2)])
+    with pytest.raises(TypeError, match=r"`labels` must be .*of type int"):
+        viz.plot_position_similarity(table, labels=9)
 
 
 def test_cosine_similarity_of_zero_row_is_zero():
@@ -186,11 +189,16 @@ def test_cosine_similarity_of_zero_row_is_zero():
 
 
 @pytest.mark.parametrize(
-    "table",
-    [np.zeros((4,)), np.zeros((2, 3, 4)), np.zeros((0, 4)), [["a", "b"]]],
+    "table, error",
+    [
+        (np.zeros((4,)), ValueError),
+        (np.zeros((2, 3, 4)), ValueError),
+        (np.zeros((0, 4)), ValueError),
+        ([["a", "b"]], TypeError),
+    ],
 )
-def test_similarity_rejects_wrong_rank_or_type(table):
-    with pytest.raises(ValueError, match=r"`table` must be .*Received: table="):
+def test_similarity_rejects_wrong_rank_or_type(table, error):
+    with pytest.raises(error, match=r"`table` must be .*Received: table="):
         viz.plot_position_similarity(table)
 
 
@@ -366,7 +374,7 @@ def test_rope_scores_in_chunks_equal_one_call(monkeypatch):
         "dynamic", original_max_position_embeddings=64
     )
     whole = viz.rope_scores(distances, 16, scaling=scaling)
-    monkeypatch.setattr(viz, "_SCORE_CHUNK", 4)
+    monkeypatch.setattr(viz.rope, "_SCORE_CHUNK", 4)
     chunked = viz.rope_scores(distances, 16, scaling=scaling)
     np.testing.assert_allclose(chunked, whole, rtol=0, atol=1e-7)
     np.testing.assert_allclose(
@@ -385,23 +393,39 @@ def test_rope_linear_scaling_stretches_the_curve():
     np.testing.assert_allclose(linear, plain, atol=1e-5)
 
 
-@pytest.mark.parametrize("head_dim", [7, 0, -2, 2.0, True])
-def test_rope_rejects_odd_or_bad_dims(head_dim):
+@pytest.mark.parametrize(
+    "head_dim, error",
+    [
+        (7, ValueError),
+        (0, ValueError),
+        (-2, ValueError),
+        (2.0, TypeError),
+        (True, TypeError),
+    ],
+)
+def test_rope_rejects_odd_or_bad_dims(head_dim, error):
     with pytest.raises(
-        ValueError,
+        error,
         match=rf"`head_dim` must be a positive even integer.*"
         rf"Received: head_dim={head_dim!r}",
     ):
         viz.rope_scores([0, 1], head_dim)
-    with pytest.raises(ValueError, match="`head_dim` must be"):
+    with pytest.raises(error, match="`head_dim` must be"):
         viz.plot_rope_scores(head_dim, 10)
 
 
 @pytest.mark.parametrize(
-    "distances", [[], [[0, 1]], [-1, 2], [0.5, 1.0], "abc"]
+    "distances, error",
+    [
+        ([], ValueError),
+        ([[0, 1]], ValueError),
+        ([-1, 2], ValueError),
+        ([0.5, 1.0], TypeError),
+        ("abc", TypeError),
+    ],
 )
-def test_rope_rejects_bad_distances(distances):
-    with pytest.raises(ValueError, match=r"`distances` must be .*Received"):
+def test_rope_rejects_bad_distances(distances, error):
+    with pytest.raises(error, match=r"`distances` must be .*Received"):
         viz.rope_scores(distances, 8)
 
 
@@ -425,7 +449,7 @@ def test_rope_plot_rejects_bad_arguments():
 # longest: [1,2]->2x2, [7,8]->2x8, [2,1]->2x2 = 24 positions; 21/24.
 # max_length: 3 batches x 2 x 8 = 48; 21/48.
 # bucket: four rows <=2 -> 2 batches x 2 x 2 = 8; [7,8] -> 16; 21/24.
-# pack: ceil(21/8) = 3 rows -> 2 batches (one filled) = 4 x 8; 21/32.
+# pack: rows [8], [7, 1], [2, 2, 1] -> 2 batches (one filled) = 4 x 8; 21/32.
 HAND = {
     "longest": 21 / 24,
     "max_length": 21 / 48,
@@ -433,6 +457,8 @@ HAND = {
     "pack": 21 / 32,
 }
 HAND_LENGTHS = [1, 2, 7, 8, 2, 1]
+# Efficiencies given for every mode: the picture runs no pipeline.
+GIVEN = {mode: 0.5 for mode in viz.BATCHINGS}
 
 
 def test_padding_efficiencies_hand_computed_case():
@@ -480,16 +506,12 @@ def test_length_plot_data_labels_and_png(tmp_path):
     np.testing.assert_array_equal(counts, [2, 2, 0, 0, 0, 0, 1, 1])
     lefts = [patch.get_x() for patch in histogram.patches]
     np.testing.assert_allclose(lefts, np.arange(1, 9) - 0.5)
-    labels = [t.get_text() for t in bars.get_xticklabels()]
-    assert labels == list(viz.BATCHINGS)
-    heights = [patch.get_height() for patch in bars.patches]
-    np.testing.assert_allclose(heights, [HAND[m] for m in viz.BATCHINGS])
+    assert list(bar_heights(figure)) == list(viz.BATCHINGS)
+    assert bar_heights(figure) == pytest.approx(HAND, abs=1e-15)
     notes = [t.get_text() for t in bars.texts]
-    assert notes[0] == "87.5%\n(model)"
-    # pack's model is the ideal (all tokens end to end): a bound, hatched.
-    assert notes[3] == "65.6%\n(ideal bound)"
-    assert bars.patches[3].get_hatch() == "//"
-    assert bars.patches[0].get_hatch() is None
+    assert notes == ["87.5%", "43.8%", "87.5%", "65.6%"]
+    legend = [t.get_text() for t in bars.get_legend().get_texts()]
+    assert legend == ["make_dataset + stats"]
     # A boundary b holds lengths <= b: its line runs between b and b + 1.
     lines = {line.get_label(): line.get_xdata()[0] for line in histogram.lines}
     assert lines == {"bucket boundaries": 2.5, "max_length": 8.5}
@@ -510,95 +532,172 @@ def test_integer_bins():
 
 def test_length_plot_fits_the_data_and_marks_the_truncated_tail():
     # Short data, long max_length: the axis follows the data.
-    short = viz.plot_lengths([3, 5, 25, 9], batch_size=2, max_length=128)
+    short = viz.plot_lengths(
+        [3, 5, 25, 9], batch_size=2, max_length=128, efficiencies=GIVEN
+    )
     low, high = short.axes[0].get_xlim()
     assert low < 3 and 25 < high < 30
     assert "max_length=128: longer than all of them" in (
         short.axes[0].get_xlabel()
     )
     # One length only (the demo's 9 tokens): one visible bar of width 1.
-    demo = viz.plot_lengths([9] * 50, batch_size=4, max_length=16)
+    demo = viz.plot_lengths(
+        [9] * 50, batch_size=4, max_length=16, efficiencies=GIVEN
+    )
     [bar] = demo.axes[0].patches
     assert (bar.get_x(), bar.get_width(), bar.get_height()) == (8.5, 1, 50)
     low, high = demo.axes[0].get_xlim()
     assert low < 8.5 and high > 9.5
     # A tail over max_length: red bars, counted in the legend, log axis.
     lengths = [4] * 100 + [10, 12, 40]
-    figure = viz.plot_lengths(lengths, batch_size=4, max_length=8, log=True)
+    figure = viz.plot_lengths(
+        lengths, batch_size=4, max_length=8, log=True, efficiencies=GIVEN
+    )
     histogram = figure.axes[0]
     assert histogram.get_yscale() == "log"
     red = [p for p in histogram.patches if p.get_facecolor()[0] > 0.8]
     assert sum(p.get_height() for p in red) == 3
     legend = [t.get_text() for t in histogram.get_legend().get_texts()]
     assert "3 over max_length (truncated; pack splits)" in legend
-    with pytest.raises(ValueError, match=r"`log` must be True or False"):
+    with pytest.raises(TypeError, match=r"`log` must be True or False"):
         viz.plot_lengths([1], batch_size=1, max_length=2, log="yes")
 
 
-def test_length_plot_takes_measured_efficiencies():
+def test_length_plot_takes_given_efficiencies():
     stats_like = {"padding_efficiency": 0.5, "real_tokens": 10}
     figure = viz.plot_lengths(
         HAND_LENGTHS,
         batch_size=2,
         max_length=8,
+        bucket_boundaries=[2, 8],
         efficiencies={"pack": 0.25, "bucket": stats_like},
     )
-    heights = [patch.get_height() for patch in figure.axes[1].patches]
+    heights = list(bar_heights(figure).values())
     assert heights[2:] == [0.5, 0.25]
     assert heights[:2] == pytest.approx([HAND["longest"], HAND["max_length"]])
     notes = [t.get_text() for t in figure.axes[1].texts]
-    assert notes[2:] == ["50.0%\n(measured)", "25.0%\n(measured)"]
-    # Measured bars are drawn in another colour than modelled ones.
+    assert notes[2:] == ["50.0%\n(given)", "25.0%\n(given)"]
+    # Given bars are drawn in another colour than measured ones.
     colours = [patch.get_facecolor() for patch in figure.axes[1].patches]
     assert colours[0] == colours[1] != colours[2] == colours[3]
     legend = figure.axes[1].get_legend().get_texts()
-    assert [t.get_text() for t in legend] == ["model (exact)", "measured"]
+    assert [t.get_text() for t in legend] == ["make_dataset + stats", "given"]
 
 
-def test_model_agrees_with_pipeline_stats():
-    """The NumPy model counts what `make_dataset` + `stats` count."""
-    from tf_input.data import make_dataset
-    from tf_input.data import stats
+def test_length_report_prints_the_numbers_and_counts_empty_examples():
+    report = viz.length_report(
+        [0, 3, 5, 5, 9, 0], batch_size=2, max_length=8, efficiencies=GIVEN
+    )
+    assert report.lengths.tolist() == [3, 5, 5, 9]
+    assert report.skipped == 2 and report.given == viz.BATCHINGS
+    shown = str(report)
+    assert "4 examples, 22 tokens (mean 5.5, max 9; 1 over max_length=8)" in (
+        shown
+    )
+    assert "2 empty examples skipped" in shown
+    assert "  longest     50.0%  (given)" in shown
+    title = viz.plot_length_report(report).axes[0].get_title()
+    assert title.startswith("4 examples (2 empty skipped), mean 5.5")
 
+
+def test_texts_and_lengths_give_the_pipeline_figures():
+    """Both forms draw what `stats(make_dataset(...))` counts, every mode:
+    boundaries chosen on a sample, buckets regrouped across chunks, the
+    packer's rows."""
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(20)]
     lines = [
         " ".join(rng.choice(words, size=n))
-        for n in rng.integers(1, 20, size=37)
+        for n in rng.integers(0, 20, size=75)  # 0: a blank line
     ]
+    assert lines.count("") == 8
     tokenizer = tf_input.VocabularyTokenizer()
     tokenizer.adapt(lines)
-    lengths = [len(line.split()) + 2 for line in lines]  # + <sos>, <eos>
-    boundaries = viz.quantile_boundaries(lengths, 4, 16)
-    model = viz.padding_efficiencies(
-        lengths, batch_size=4, max_length=16, bucket_boundaries=boundaries
+    options = dict(batch_size=4, max_length=16, chunk_size=16, sample_size=20)
+    want = pipeline_efficiencies(lines, tokenizer, **options)
+    from_texts = viz.plot_lengths(texts=lines, tokenizer=tokenizer, **options)
+    assert bar_heights(from_texts) == pytest.approx(want, abs=1e-12)
+    # + <sos>, <eos>; a blank line's 0 stands where the line does.
+    lengths = [len(line.split()) + 2 if line else 0 for line in lines]
+    from_lengths = viz.plot_lengths(lengths, **options)
+    assert bar_heights(from_lengths) == pytest.approx(want, abs=1e-12)
+    # The histogram holds the same lengths, special tokens counted.
+    report = viz.length_report(texts=lines, tokenizer=tokenizer, **options)
+    assert report.lengths.tolist() == [n for n in lengths if n]
+    assert report.skipped == 8
+    # Without special tokens, 2 tokens fewer each, as make_dataset makes.
+    bare = viz.length_report(
+        texts=lines,
+        tokenizer=tokenizer,
+        add_special_tokens=False,
+        efficiencies=GIVEN,
+        **options,
     )
-    for mode in viz.BATCHINGS:
-        dataset = make_dataset(
-            lines,
-            tokenizer,
-            batch_size=4,
-            max_length=16,
-            batching=mode,
-            bucket_boundaries=boundaries if mode == "bucket" else None,
-        )
-        measured = stats(dataset)["padding_efficiency"]
-        if mode == "pack":  # the model packs ideally: an upper bound
-            assert measured <= model[mode] + 1e-12
-            assert measured > 0.8 * model[mode]
-        else:
-            assert model[mode] == pytest.approx(measured, abs=1e-12), mode
+    assert bare.lengths.tolist() == [n - 2 for n in lengths if n]
+
+
+@pytest.fixture(scope="module")
+def shared_tokenizers():
+    from tests.shared_data import data_path
+
+    return {
+        "qwen3": tf_input.load_tokenizer(
+            data_path("llm", "qwen3", "tokenizer.json")
+        ),
+        "bert": tf_input.WordPieceTokenizer.from_vocab_file(
+            data_path("bert", "bert-base-uncased-vocab.txt")
+        ),
+    }
+
+
+def shared_lines(corpus, count=300):
+    """The first `count` non-blank lines of a shared corpus."""
+    from tests.shared_data import data_path
+    from tests.shared_data import read_lines
+
+    lines = read_lines(data_path("corpora", corpus))
+    return [line for line in lines if line.strip()][:count]
+
+
+@requires_shared_data
+@pytest.mark.parametrize("tokenizer_name", ["qwen3", "bert"])
+@pytest.mark.parametrize(
+    "corpus", ["tinyshakespeare.txt", "wikitext-2-raw-test.txt"]
+)
+def test_picture_equals_pipeline_stats_on_shared_corpora(
+    corpus, tokenizer_name, shared_tokenizers
+):
+    tokenizer = shared_tokenizers[tokenizer_name]
+    lines = shared_lines(corpus)
+    options = dict(batch_size=16, max_length=64)
+    want = pipeline_efficiencies(lines, tokenizer, **options)
+    figure = viz.plot_lengths(texts=lines, tokenizer=tokenizer, **options)
+    assert bar_heights(figure) == pytest.approx(want, abs=0.005)
+    # The lengths, special tokens counted from the tokenizer (Qwen adds
+    # none, BERT [CLS] and [SEP]), give the same figures.
+    specials = {"qwen3": 0, "bert": 2}[tokenizer_name]
+    lengths = [len(ids) + specials for ids in tokenizer(lines).to_list()]
+    figure = viz.plot_lengths(lengths, **options)
+    assert bar_heights(figure) == pytest.approx(want, abs=0.005)
 
 
 @pytest.mark.parametrize(
-    "lengths",
-    [[], [[1, 2], [3, 4]], [3, -1], [1.5, 2.0], "abc", [True, False]],
+    "lengths, error",
+    [
+        ([], ValueError),
+        ([[1, 2], [3, 4]], ValueError),
+        ([3, -1], ValueError),
+        ([0, 0], ValueError),
+        ([1.5, 2.0], TypeError),
+        ("abc", TypeError),
+        ([True, False], TypeError),
+    ],
 )
-def test_lengths_rejects_bad_lengths(lengths):
-    match = r"`lengths` must be a non-empty 1-D .*Received: lengths="
-    with pytest.raises(ValueError, match=match):
+def test_lengths_rejects_bad_lengths(lengths, error):
+    match = r"`lengths` must .*Received: "
+    with pytest.raises(error, match=match):
         viz.padding_efficiencies(lengths, batch_size=2, max_length=8)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         viz.plot_lengths(lengths, batch_size=2, max_length=8)
 
 
@@ -616,22 +715,51 @@ def test_lengths_rejects_bad_lengths(lengths):
             {"bucket_boundaries": [4, 20]},
             r"`bucket_boundaries` must be .*max_length=8",
         ),
+        (
+            {"add_special_tokens": True},
+            r"`lengths` already count the special tokens",
+        ),
     ],
 )
 def test_lengths_rejects_bad_arguments(kwargs, match):
     arguments = {"batch_size": 2, "max_length": 8, **kwargs}
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ValueError, match=match.replace("`lengths`", "")):
         viz.padding_efficiencies([1, 2, 3], **arguments)
     with pytest.raises(ValueError, match=match):
         viz.plot_lengths([1, 2, 3], **arguments)
 
 
+def test_lengths_or_texts_with_their_tokenizer():
+    tokenizer = tf_input.VocabularyTokenizer()
+    tokenizer.adapt(["a b"])
+    options = dict(batch_size=2, max_length=8)
+    with pytest.raises(ValueError, match=r"either `lengths` .*neither"):
+        viz.plot_lengths(**options)
+    with pytest.raises(ValueError, match=r"either `lengths` .*both"):
+        viz.plot_lengths([2], texts=["a b"], tokenizer=tokenizer, **options)
+    with pytest.raises(ValueError, match=r"go together.*texts alone"):
+        viz.plot_lengths(texts=["a b"], **options)
+    with pytest.raises(ValueError, match=r"go together.*tokenizer alone"):
+        viz.plot_lengths([2], tokenizer=tokenizer, **options)
+    with pytest.raises(TypeError, match=r"`texts` must be a sequence of str"):
+        viz.plot_lengths(texts="a b", tokenizer=tokenizer, **options)
+    with pytest.raises(TypeError, match=r"an item 3 \(of type int\)"):
+        viz.plot_lengths(texts=["a", 3], tokenizer=tokenizer, **options)
+    with pytest.raises(ValueError, match=r"at least one example with a token"):
+        viz.plot_lengths(texts=["", " "], tokenizer=tokenizer, **options)
+
+
 @pytest.mark.parametrize(
-    "efficiencies",
-    [{"greedy": 0.5}, {"pack": 1.5}, {"pack": "high"}, [0.5]],
+    "efficiencies, error",
+    [
+        ({"greedy": 0.5}, ValueError),
+        ({"pack": 1.5}, ValueError),
+        ({"pack": "high"}, TypeError),
+        ([0.5], TypeError),
+    ],
 )
-def test_length_plot_rejects_bad_efficiencies(efficiencies):
-    with pytest.raises(ValueError, match=r"`efficiencies"):
+def test_length_plot_rejects_bad_efficiencies(efficiencies, error):
+    with pytest.raises(error, match=r"`efficiencies"):
         viz.plot_lengths(
             [1, 2], batch_size=2, max_length=8, efficiencies=efficiencies
         )
@@ -650,7 +778,7 @@ def test_packed_batch_shows_segments_and_the_block_diagonal_mask(tmp_path):
     dataset = make_dataset(
         lines, tokenizer, batch_size=2, max_length=8, batching="pack"
     )
-    features, _ = next(iter(dataset))
+    features = next(iter(dataset))[0]
     features = {name: value.numpy() for name, value in features.items()}
     path = tmp_path / "packed.png"
     figure = viz.plot_packed_batch(features, row=1, path=path)
@@ -672,16 +800,33 @@ def test_packed_batch_shows_segments_and_the_block_diagonal_mask(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "segment_ids, kwargs, match",
+    "segment_ids, kwargs, error, match",
     [
-        ([[1.0, 2.0]], {}, r"`example_ids` must be a non-empty int array"),
-        ([[1, -1]], {}, r"`example_ids` must be"),
-        ({"token_ids": [[1]]}, {}, r"must hold the key 'example_ids'"),
-        ([[1, 1], [2, 0]], {"row": 2}, r"`row` must be an integer in \[0, 2\)"),
+        (
+            [[1.0, 2.0]],
+            {},
+            TypeError,
+            r"`example_ids` must be a non-empty int array",
+        ),
+        ([[1, -1]], {}, ValueError, r"`example_ids` must be"),
+        (
+            {"token_ids": [[1]]},
+            {},
+            ValueError,
+            r"must hold the key 'example_ids'",
+        ),
+        (
+            [[1, 1], [2, 0]],
+            {"row": 2},
+            ValueError,
+            r"`row` must be an integer in \[0, 2\)",
+        ),
+        ([[1, 1]], {"row": "0"}, TypeError, r"`row` must be an integer"),
+        ([[1, 1]], {"causal": 1}, TypeError, r"`causal` must be True or"),
     ],
 )
-def test_packed_batch_rejects_bad_arguments(segment_ids, kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_packed_batch_rejects_bad_arguments(segment_ids, kwargs, error, match):
+    with pytest.raises(error, match=match):
         viz.plot_packed_batch(segment_ids, **kwargs)
 
 
@@ -698,9 +843,11 @@ def test_accuracy_curves(tmp_path):
     )
     assert (axes.get_xlabel(), axes.get_ylabel()) == ("epoch", "accuracy")
     assert_png(path)
-    for bad in ({}, {"x": []}, {"x": [1.5]}, [0.5]):
+    for bad in ({}, {"x": []}, {"x": [1.5]}):
         with pytest.raises(ValueError, match=r"`history"):
             viz.plot_accuracy(bad)
+    with pytest.raises(TypeError, match=r"`history` must be .*of type list"):
+        viz.plot_accuracy([0.5])
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,9 @@ def install():
     if _INSTALLED:
         return
     try:
-        # Private API on purpose: the bug lives there (see module docstring).
+        # Private on purpose: the bug lives in this class, and Keras exports
+        # no public path to it (`keras.Model` builds a Functional, but
+        # `keras.models` exports only Model, Sequential and functions).
         from keras.src.models.functional import Functional
     except ImportError:  # pragma: no cover - a Keras without this module
         return

@@ -11,7 +11,7 @@ from C++ before `TF_CPP_MIN_LOG_LEVEL` is read, so that variable cannot
 hide them, and, on a machine without CUDA drivers, `failed call to cuInit`
 at the first op (TensorFlow 2.21: 8 or 9 lines per process).
 `load_tensorflow()` imports TensorFlow and lists its devices (which makes
-the cuInit call, 0.5 ms) with file descriptor 2 sent to a temporary file,
+the cuInit call) with file descriptor 2 sent to a temporary file,
 then writes back every line except those known ones: errors, Python
 warnings and anything unexpected still reach stderr, only later. The cuInit
 error is dropped only when TensorFlow also said that there are no CUDA

@@ -2,7 +2,9 @@
 
 Argument checkers run in `__init__` and return plain Python values, so that
 `get_config` stores exactly what was validated. Their messages follow one
-pattern: what is wrong, what was expected, `Received: name=value`.
+pattern: what is wrong, what was expected, `Received: name=value (of type
+T)`. A value of the wrong type (`"8"` for an int, `1` for a bool) is a
+`TypeError`; a value of the right type that is out of range a `ValueError`.
 
 `checked_indices` (`checked_range`) guards a table lookup. TensorFlow's
 gather on CPU reports a raw `InvalidArgumentError`, on GPU returns zeros, and
@@ -25,49 +27,127 @@ except ImportError:  # pragma: no cover - a future TF without it
     _control_flow_util = None
 
 
-def check_positive_int(name: str, value) -> int:
-    """Returns `value` as an `int` if it is an integer >= 1."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Integral)
-        or value < 1
+def describe(value) -> str:
+    """A short repr for error messages (long arrays are abbreviated)."""
+    array = np.asarray(value) if not isinstance(value, str) else None
+    if array is not None and array.dtype != object and array.size > 8:
+        head = ", ".join(str(x) for x in array.reshape(-1)[:4])
+        return f"array of shape {array.shape} [{head}, ...]"
+    return repr(value)
+
+
+def _received(name, value):
+    return f"Received: {name}={value!r} (of type {type(value).__name__})."
+
+
+def check_type(name: str, value, types, expected: str):
+    """Returns `value` if it is an instance of `types`, else a `TypeError`.
+
+    `expected` completes "`name` must be ...", e.g. "a dict of
+    `RotaryEmbedding` arguments"; `bool` is never taken for an `int`.
+    """
+    types = types if isinstance(types, tuple) else (types,)
+    if not isinstance(value, types) or (
+        isinstance(value, bool) and bool not in types
     ):
+        raise TypeError(
+            f"`{name}` must be {expected}. {_received(name, value)}"
+        )
+    return value
+
+
+def check_bool(name: str, value, *, allow_none: bool = False) -> bool | None:
+    """Returns `value` as a `bool` (NumPy bools too); None if `allow_none`.
+
+    Anything else, `1` and `"yes"` included, is a `TypeError`.
+    """
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        expected = "True, False or None" if allow_none else "True or False"
+        raise TypeError(
+            f"`{name}` must be {expected}. {_received(name, value)}"
+        )
+    return bool(value)
+
+
+def _integer_at_least(name, value, minimum, expected):
+    """`value` as an `int`: a `TypeError` unless it is an integer (NumPy
+    too, never a bool), a `ValueError` if it is below `minimum`."""
+    check_type(name, value, numbers.Integral, expected)
+    if value < minimum:
         raise ValueError(
-            f"`{name}` must be a positive integer. "
-            f"Received: {name}={value!r} (of type {type(value).__name__})."
+            f"`{name}` must be {expected}. {_received(name, value)}"
         )
     return int(value)
 
 
-def check_optional_int(name: str, value, minimum: int = 0):
-    """Returns `None` or `value` as an `int` if it is an integer >= minimum."""
+def check_positive_int(name: str, value) -> int:
+    """Returns `value` as an `int` if it is an integer >= 1.
+
+    A non-integer is a `TypeError`; an integer < 1 a `ValueError`.
+    """
+    return _integer_at_least(name, value, 1, "a positive integer")
+
+
+def check_int(name: str, value, minimum: int = 0) -> int:
+    """Returns `value` as an `int` if it is an integer >= minimum.
+
+    A non-integer is a `TypeError`; an integer < minimum a `ValueError`.
+    """
+    return _integer_at_least(name, value, minimum, f"an integer >= {minimum}")
+
+
+def check_optional_int(name: str, value, minimum: int = 0) -> int | None:
+    """Returns `None` or `value` as an `int` if it is an integer >= minimum.
+
+    A non-integer is a `TypeError`; an integer < minimum a `ValueError`.
+    """
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Integral)
-        or value < minimum
-    ):
-        raise ValueError(
-            f"`{name}` must be None or an integer >= {minimum}. "
-            f"Received: {name}={value!r} (of type {type(value).__name__})."
-        )
-    return int(value)
+    expected = f"None or an integer >= {minimum}"
+    return _integer_at_least(name, value, minimum, expected)
 
 
 def check_positive_float(name: str, value, minimum: float = 0.0) -> float:
-    """Returns `value` as a `float` if it is a real number > minimum."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not np.isfinite(value)
-        or not value > minimum
-    ):
+    """Returns `value` as a `float` if it is a real number > minimum.
+
+    A non-number (a bool included) is a `TypeError`; a number that is not
+    finite or not above `minimum` a `ValueError`.
+    """
+    expected = f"a finite number > {minimum:g}"
+    check_type(name, value, numbers.Real, expected)
+    if not np.isfinite(value) or not value > minimum:
         raise ValueError(
-            f"`{name}` must be a finite number > {minimum:g}. "
-            f"Received: {name}={value!r} (of type {type(value).__name__})."
+            f"`{name}` must be {expected}. {_received(name, value)}"
         )
     return float(value)
+
+
+def check_integer_array(name: str, value, expected: str) -> np.ndarray:
+    """`value` as a NumPy array of integers, for the caller to check further.
+
+    Strings, floats and bools are a `TypeError` ("`name` must be
+    {expected}"); an empty sequence is returned as an empty int64 array, so
+    that the caller's size check says what is wrong.
+    """
+    try:
+        array = None if isinstance(value, (str, bytes)) else np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise ValueError(
+            f"`{name}` must be {expected}. Received: {name}={value!r}."
+        ) from None
+    if array is not None and array.size == 0:
+        return array.astype(np.int64)
+    if array is None or array.dtype.kind not in "iu":
+        kind = type(value).__name__
+        if array is not None:
+            kind += f" of dtype {array.dtype}"
+        raise TypeError(
+            f"`{name}` must be {expected}. "
+            f"Received: {name}={describe(value)} ({kind})."
+        )
+    return array
 
 
 def check_one_of(name: str, value, allowed: tuple) -> str:
@@ -152,9 +232,9 @@ def checked_range(values, low, high, message, details=(), what="index"):
     caller multiplies what it computed from the values by `valid` (when
     `in_xla_context()`): an out-of-range value gives a NaN row, which
     reaches the loss instead of a silently clamped or wrapped row.
-    Elsewhere the check has already raised and the multiply is skipped:
-    measured, it made TokenEmbedding's forward+backward 1.43x keras-hub's
-    instead of 0.93x (benchmarks/README.md).
+    Elsewhere the check has already raised and the multiply is skipped: it
+    made TokenEmbedding's forward and backward pass markedly slower than
+    keras-hub's (figures in benchmarks/README.md).
     """
     values = tf.convert_to_tensor(values)
     dtype = _check_dtype(values.dtype)

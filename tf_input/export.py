@@ -30,10 +30,12 @@ import tensorflow as tf
 from tf_input._feature_names import SERVED_FEATURES
 from tf_input._model_inputs import check_padding
 from tf_input._model_inputs import input_packer
+from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
 from tf_input._validation import check_positive_int
+from tf_input._validation import check_type
+from tf_input.data.cutting import check_tokenizer
 from tf_input.data.rows import Rows
-from tf_input.tokenizers.base import Tokenizer
 
 # How served rows are padded: one text per row, as in these two modes.
 SERVED_BATCHINGS = ("longest", "max_length")
@@ -259,29 +261,15 @@ def export_text_model(
     array([[10, 40, 50, 20],
            [10, 70, 20,  0]], dtype=int32)
     """
-    if not isinstance(tokenizer, Tokenizer):
-        raise ValueError(
-            "`tokenizer` must be a tf_input tokenizer (e.g. "
-            "`tf_input.tokenizers.WordPieceTokenizer`). "
-            f"Received: tokenizer of type {type(tokenizer).__name__}."
-        )
+    check_tokenizer("tokenizer", tokenizer)
     max_length, batching, add_special_tokens = _row_arguments(
         tokenizer, dataset, max_length, batching, add_special_tokens
     )
     max_length = check_positive_int("max_length", max_length)
     batching = check_one_of("batching", batching, SERVED_BATCHINGS)
-    if not isinstance(add_special_tokens, bool):
-        raise ValueError(
-            "`add_special_tokens` must be True or False, as given to "
-            "`make_dataset` for training. "
-            f"Received: add_special_tokens={add_special_tokens!r}."
-        )
+    check_bool("add_special_tokens", add_special_tokens)
     check_padding(model, tokenizer, "Serving it")
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(
-            "`path` must be a folder path (str or os.PathLike). "
-            f"Received: path={path!r}."
-        )
+    check_type("path", path, (str, os.PathLike), "a folder path")
     module = _TextModel(
         model,
         tokenizer,

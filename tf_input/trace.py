@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Callable
 
 import numpy as np
 import tensorflow as tf
 
+from tf_input._validation import check_type
+from tf_input.block import InputBlock
 from tf_input.tokenizers.base import Tokenizer
 
 
@@ -29,7 +32,7 @@ class TraceRow:
     value: np.ndarray
     note: str = ""
 
-    def sample(self, num_values=6, num_tokens=16):
+    def sample(self, num_values: int = 6, num_tokens: int = 16) -> str:
         """The values shown for this step, as a short string.
 
         A string or a sequence (`[S]`, or `[1, S]`: a batch of one) shows
@@ -85,8 +88,14 @@ def _row(step, value, note=""):
 
 
 def trace(
-    text, tokenizer, block, *, print_fn=print, num_values=6, num_tokens=16
-):
+    text: str,
+    tokenizer: Tokenizer,
+    block: InputBlock,
+    *,
+    print_fn: Callable[[str], object] | None = print,
+    num_values: int = 6,
+    num_tokens: int = 16,
+) -> list[TraceRow]:
     """Prints the journey of one text through `tokenizer` and `block`.
 
     The way the tutorials draw it: raw string -> tokens -> ids `[S]` ->
@@ -127,22 +136,9 @@ def trace(
     >>> rows[-1].shape
     (1, 6, 4)
     """
-    if not isinstance(text, str):
-        raise ValueError(
-            f"`text` must be one Python string. Received: text={text!r}."
-        )
-    if not isinstance(tokenizer, Tokenizer):
-        raise ValueError(
-            "`tokenizer` must be a tf_input tokenizer. Received: tokenizer "
-            f"of type {type(tokenizer).__name__}."
-        )
-    if not hasattr(block, "token_embedding") or not hasattr(
-        block, "input_names"
-    ):
-        raise ValueError(
-            "`block` must be a tf_input InputBlock. Received: block of "
-            f"type {type(block).__name__}."
-        )
+    check_type("text", text, str, "one Python string")
+    check_type("tokenizer", tokenizer, Tokenizer, "a tf_input tokenizer")
+    check_type("block", block, InputBlock, "a tf_input InputBlock")
     rows = [_row("raw string", tf.constant(text))]
     ids = tokenizer.tokenize(text)
     tokens = [tokenizer.id_to_token(i) for i in ids.numpy().tolist()]
@@ -201,7 +197,9 @@ def trace(
     return rows
 
 
-def format_rows(rows, num_values=6, num_tokens=16):
+def format_rows(
+    rows: list[TraceRow], num_values: int = 6, num_tokens: int = 16
+) -> str:
     """The rows as the printed table (a str); see `TraceRow.sample`."""
     lines = [f"{'step':<28} {'shape':<14} {'dtype':<8} values"]
     lines.append("-" * 80)

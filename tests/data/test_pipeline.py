@@ -615,7 +615,7 @@ def test_stats_keys_values_and_printing(tokenizer):
     assert stats(foreign, info=info)["truncated"] == truncated
     assert stats(foreign, info=info)["skipped"] == 2
     assert info.num_batches == 3 and info.boundaries is None
-    with pytest.raises(ValueError, match=r"`info` must be a `PipelineInfo`"):
+    with pytest.raises(TypeError, match=r"`info` must be a `PipelineInfo`"):
         stats(foreign, info={"truncated": 0})
     plain = tf.data.Dataset.from_tensors(tf.constant([[5, 6, 0]]))
     assert stats(plain)["padding_efficiency"] == pytest.approx(2 / 3)
@@ -695,7 +695,7 @@ def test_bad_sources(tmp_path, tokenizer):
 
 def test_bad_tokenizers(tokenizer):
     kwargs = dict(batch_size=2, max_length=8)
-    with pytest.raises(ValueError, match=r"tokenizer of type str"):
+    with pytest.raises(TypeError, match=r"tokenizer of type str"):
         make_dataset(["a"], "bert", **kwargs)
     wrapped = VocabularyTokenizer(
         tokenizer.get_vocabulary(), add_special_tokens=True

@@ -130,7 +130,6 @@ def test_mask_passes_through():
     "kwargs, match",
     [
         ({"max_length": 0}, "max_length=0"),
-        ({"max_length": None}, "max_length=None"),
         ({"max_length": 8, "embeddings_initializer": "nope"}, "nope"),
     ],
 )
@@ -182,3 +181,15 @@ def test_int64_positions_past_int32_under_xla_are_nan_rows():
     table = layer.position_embeddings.numpy()
     np.testing.assert_allclose(got[0, :2], table[:2], rtol=1e-6)
     assert np.isnan(got[0, 2]).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"max_length": None}, r"max_length=None \(of type NoneType\)"),
+        ({"max_length": 8.0}, r"max_length=8.0 \(of type float\)"),
+    ],
+)
+def test_bad_argument_types(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        LearnedPE(**kwargs)

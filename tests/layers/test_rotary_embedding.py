@@ -217,8 +217,6 @@ def test_matches_transformers(case):
         ({"rotary_dim": 0}, "rotary_dim=0"),
         ({"layout": "pairs"}, r"one of \('half', 'interleaved'\)"),
         ({"max_wavelength": -1}, "max_wavelength=-1"),
-        ({"sequence_axis": 1.0}, "sequence_axis=1.0"),
-        ({"scaling": "linear"}, "must be None or a dict"),
         (
             {"scaling": {"rope_type": "ntk", "factor": 2.0}},
             r"one of \('linear', 'dynamic', 'yarn', 'llama3'\).*'ntk'",
@@ -243,7 +241,6 @@ def test_matches_transformers(case):
             {"scaling": {"rope_type": "linear", "factor": -2.0}},
             "factor'\\]` must be a positive number",
         ),
-        ({"scaling": {**YARN, "truncate": "yes"}}, "truncate"),
         (
             {"scaling": {**SCALINGS["llama3"], "high_freq_factor": 0.5}},
             "high_freq_factor",
@@ -352,3 +349,23 @@ def test_int64_positions_and_start_index_in_range_work():
     np.testing.assert_array_equal(
         got.numpy(), layer(Q4[:, :3], start_index=4).numpy()
     )
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"scaling": "linear"}, "must be None or a dict.*of type str"),
+        ({"sequence_axis": 1.0}, r"`sequence_axis` must be an int.*=1.0"),
+        (
+            {"scaling": {**YARN, "truncate": "yes"}},
+            r"`scaling\['truncate'\]` must be True or False",
+        ),
+        (
+            {"scaling": {"rope_type": "linear", "factor": "2"}},
+            r"`scaling\['factor'\]` must be a positive number.*of type str",
+        ),
+    ],
+)
+def test_bad_argument_types(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        RotaryEmbedding(**kwargs)

@@ -142,7 +142,6 @@ def test_odd_or_unknown_feature_size_is_a_build_error(shape):
     "kwargs, match",
     [
         ({"max_wavelength": 0.5}, "max_wavelength=0.5"),
-        ({"max_wavelength": "big"}, "max_wavelength='big'"),
         (
             {"layout": "pairs"},
             r"one of \('interleaved', 'concat'\).*layout='pairs'",
@@ -189,3 +188,8 @@ def test_positions_past_int32_are_errors_never_wrapped():
     assert np.isnan(got[2]).all()
     with pytest.raises(ValueError, match="2147483648"):
         SinusoidalPE()(x, start_index=2**31 - 2)
+
+
+def test_bad_argument_types():
+    with pytest.raises(TypeError, match="max_wavelength='big' .of type str"):
+        SinusoidalPE(max_wavelength="big")

@@ -112,10 +112,7 @@ def test_int64_and_uint8_ids_work():
     "kwargs, match",
     [
         ({"vocabulary_size": 0, "embedding_dim": 4}, "vocabulary_size=0"),
-        ({"vocabulary_size": 2.5, "embedding_dim": 4}, "of type float"),
-        ({"vocabulary_size": True, "embedding_dim": 4}, "of type bool"),
         ({"vocabulary_size": 10, "embedding_dim": -1}, "embedding_dim=-1"),
-        ({"vocabulary_size": 10, "embedding_dim": 4, "scale": 1}, "scale=1"),
         (
             {"vocabulary_size": 10, "embedding_dim": 4, "padding_id": 10},
             "padding_id=10",
@@ -171,3 +168,19 @@ def test_wide_ids_in_range_give_the_same_rows():
         np.testing.assert_array_equal(layer(IDS.astype(dtype)).numpy(), want)
         got = tf.function(layer, jit_compile=True)(IDS.astype(dtype))
         np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"vocabulary_size": 2.5, "embedding_dim": 4}, "of type float"),
+        ({"vocabulary_size": True, "embedding_dim": 4}, "of type bool"),
+        (
+            {"vocabulary_size": 10, "embedding_dim": 4, "scale": 1},
+            r"`scale` must be True or False.*scale=1 \(of type int\)",
+        ),
+    ],
+)
+def test_bad_argument_types(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        TokenEmbedding(**kwargs)

@@ -559,13 +559,14 @@ def test_bad_vocabularies():
         (dict(unknown_token=""), "unknown_token=''"),
         (dict(unknown_token=None), "unknown_token=None"),
         (dict(max_word_length=0), "max_word_length=0"),
-        (dict(max_word_length=True), "max_word_length=True"),
         (dict(add_special_tokens="no"), "add_special_tokens='no'"),
     ],
 )
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         WordPieceTokenizer(SMALL, **kwargs)
+    with pytest.raises(TypeError, match="max_word_length=True"):
+        WordPieceTokenizer(SMALL, max_word_length=True)
 
 
 def test_bad_inputs():

@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 import numbers
 
-import numpy as np
 import tensorflow as tf
 
+from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
+from tf_input._validation import check_type
 from tf_input.data.cutting import check_tokenizer
-from tf_input.data.efficiency import check_bucket_boundaries
 
 TASKS = ("lm", "seq2seq", "encode")
 # The batching modes of `make_dataset`, in the order pictures show them.
@@ -60,16 +60,33 @@ class Settings:
     label_vocabulary: dict | None
 
 
-def check_bool(name, value, allow_none=False):
-    if value is None and allow_none:
+def check_bucket_boundaries(boundaries, max_length):
+    """`boundaries` as a list ending at `max_length`; None stays None."""
+    if boundaries is None:
         return None
-    if not isinstance(value, (bool, np.bool_)):
+    expected = f"increasing integers in [1, max_length={max_length}]"
+    values = list(boundaries)
+    if any(
+        isinstance(b, bool) or not isinstance(b, numbers.Integral)
+        for b in values
+    ):
         raise TypeError(
-            f"`{name}` must be True or False"
-            + (" or None" if allow_none else "")
-            + f". Received: {name}={value!r}."
+            f"`bucket_boundaries` must be {expected}. "
+            f"Received: bucket_boundaries={boundaries!r}."
         )
-    return bool(value)
+    if (
+        not values
+        or any(b < 1 or b > max_length for b in values)
+        or values != sorted(set(values))
+    ):
+        raise ValueError(
+            f"`bucket_boundaries` must be {expected}. "
+            f"Received: bucket_boundaries={boundaries!r}."
+        )
+    values = [int(b) for b in values]
+    if values[-1] != max_length:
+        values.append(max_length)
+    return values
 
 
 def _check_shuffle(shuffle):
@@ -153,17 +170,16 @@ def check_arguments(**given) -> Settings:
     chunk_size = chunk_size or max(
         4 * batch_size, min(2048, 2**20 // max_length)
     )
-    cache = given["cache"]
-    if not isinstance(cache, (bool, str)):
-        raise TypeError(
-            "`cache` must be a bool or a file prefix (str). "
-            f"Received: cache={cache!r}."
-        )
+    cache = check_type(
+        "cache", given["cache"], (bool, str), "a bool or a file prefix (str)"
+    )
     data_service = given["data_service"]
-    if data_service is not None and not isinstance(data_service, str):
-        raise TypeError(
-            "`data_service` must be None or a dispatcher address such as "
-            f"'grpc://localhost:5050'. Received: data_service={data_service!r}."
+    if data_service is not None:
+        check_type(
+            "data_service",
+            data_service,
+            str,
+            "None or a dispatcher address such as 'grpc://localhost:5050'",
         )
     settings = Settings(
         task=task,
@@ -177,10 +193,14 @@ def check_arguments(**given) -> Settings:
         shuffle=_check_shuffle(given["shuffle"]),
         seed=check_optional_int("seed", given["seed"]),
         drop_remainder=bool(
-            check_bool("drop_remainder", given["drop_remainder"], True)
+            check_bool(
+                "drop_remainder", given["drop_remainder"], allow_none=True
+            )
         ),
         cache=cache,
-        deterministic=check_bool("deterministic", given["deterministic"], True),
+        deterministic=check_bool(
+            "deterministic", given["deterministic"], allow_none=True
+        ),
         num_buckets=check_positive_int("num_buckets", given["num_buckets"]),
         bucket_boundaries=check_bucket_boundaries(
             given["bucket_boundaries"], max_length
@@ -195,7 +215,9 @@ def check_arguments(**given) -> Settings:
             "data_service_mode", given["data_service_mode"], DATA_SERVICE_MODES
         ),
         shard=_check_shard(given["shard"]),
-        count_batches=check_bool("count_batches", given["count_batches"], True),
+        count_batches=check_bool(
+            "count_batches", given["count_batches"], allow_none=True
+        ),
         separator=given["separator"],
         skip_empty=check_bool("skip_empty", given["skip_empty"]),
         label_vocabulary=check_label_vocabulary(given["label_vocabulary"]),

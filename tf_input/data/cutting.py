@@ -15,6 +15,7 @@ import numbers
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
+from tf_input._validation import check_type
 from tf_input.tokenizers.base import Tokenizer
 
 START_ROLES = ("bos", "cls")
@@ -38,12 +39,12 @@ def has_file_template(tokenizer):
 
 
 def check_tokenizer(name, tokenizer):
-    if not isinstance(tokenizer, Tokenizer):
-        raise ValueError(
-            f"`{name}` must be a tf_input tokenizer (e.g. "
-            "`tf_input.tokenizers.WordPieceTokenizer`). "
-            f"Received: {name} of type {type(tokenizer).__name__}."
-        )
+    check_type(
+        name,
+        tokenizer,
+        Tokenizer,
+        "a tf_input tokenizer (e.g. `tf_input.tokenizers.WordPieceTokenizer`)",
+    )
 
 
 def check_specials(name, tokenizer, why, template_ok=True):

@@ -1,62 +1,33 @@
-"""Bucket boundaries and the padding efficiency of each batching mode.
+"""Bucket boundaries, and the padding efficiency of each batching mode.
 
-The model behind `make_dataset`'s bucket boundaries and behind the
-padding-efficiency pictures of `tf_input.viz`, in NumPy:
-
+* `BATCHINGS`: the batching modes of `make_dataset`.
 * `choose_boundaries`: the boundaries that minimise padding on a sample of
   row lengths (exact dynamic programme), as `make_dataset` picks them;
 * `quantile_boundaries`: boundaries at the length quantiles;
-* `padding_efficiencies`: real tokens / all positions of each batching
-  mode, modelled from the row lengths;
-* `check_bucket_boundaries`: validates explicit boundaries.
+* `compare_batchings`: `make_dataset` + `stats` run in every batching mode
+  on the same examples: the padding each mode really costs;
+* `padding_efficiencies`: the same for examples given by their lengths.
+
+The efficiencies are never modelled apart from the pipeline: they are what
+`tf_input.data.stats` counts on `make_dataset`'s batches, so that they
+cannot drift from it (the bucket boundaries it chooses, its packer, its
+end-of-epoch regrouping, every mode added to `BATCHINGS`).
 """
 
 from __future__ import annotations
 
-import numbers
+import dataclasses
+import warnings
 
 import numpy as np
 
+from tf_input._validation import check_integer_array
 from tf_input._validation import check_positive_int
-
-BATCHINGS = ("longest", "max_length", "bucket", "pack")
-
-
-def describe(value):
-    """A short repr for error messages (long arrays are abbreviated)."""
-    array = np.asarray(value) if not isinstance(value, str) else None
-    if array is not None and array.dtype != object and array.size > 8:
-        head = ", ".join(str(x) for x in array.reshape(-1)[:4])
-        return f"array of shape {array.shape} [{head}, ...]"
-    return repr(value)
+from tf_input._validation import describe
+from tf_input.data.arguments import BATCHINGS
 
 
-def check_bucket_boundaries(boundaries, max_length):
-    """`boundaries` as a list ending at `max_length`; None stays None."""
-    if boundaries is None:
-        return None
-    values = list(boundaries)
-    if (
-        not values
-        or any(
-            isinstance(b, bool) or not isinstance(b, numbers.Integral)
-            for b in values
-        )
-        or any(b < 1 or b > max_length for b in values)
-        or values != sorted(set(values))
-    ):
-        raise ValueError(
-            "`bucket_boundaries` must be increasing integers in "
-            f"[1, max_length={max_length}]. "
-            f"Received: bucket_boundaries={boundaries!r}."
-        )
-    values = [int(b) for b in values]
-    if values[-1] != max_length:
-        values.append(max_length)
-    return values
-
-
-def choose_boundaries(lengths, num_buckets, max_length):
+def choose_boundaries(lengths, num_buckets: int, max_length: int) -> list[int]:
     """Bucket boundaries that minimise padding on a sample of row lengths.
 
     An exact dynamic programme over the distinct lengths of the sample: the
@@ -106,24 +77,23 @@ def choose_boundaries(lengths, num_buckets, max_length):
     return boundaries
 
 
-def check_lengths(lengths):
-    array = np.asarray(lengths) if not isinstance(lengths, str) else None
-    if (
-        array is None
-        or array.ndim != 1
-        or array.size == 0
-        or array.dtype.kind not in "iu"
-        or array.min() < 0
-    ):
+def check_lengths(lengths) -> np.ndarray:
+    """`lengths` as an int64 array: 1-D, non-empty, non-negative."""
+    expected = (
+        "a non-empty 1-D sequence of non-negative integers (tokens per example)"
+    )
+    array = check_integer_array("lengths", lengths, expected)
+    if array.ndim != 1 or array.size == 0 or array.min() < 0:
         raise ValueError(
-            "`lengths` must be a non-empty 1-D sequence of non-negative "
-            "integers (tokens per example). "
+            f"`lengths` must be {expected}. "
             f"Received: lengths={describe(lengths)}."
         )
     return array.astype(np.int64)
 
 
-def quantile_boundaries(lengths, num_buckets, max_length):
+def quantile_boundaries(
+    lengths, num_buckets: int, max_length: int
+) -> list[int]:
     """Bucket boundaries at the length quantiles, the last one `max_length`.
 
     The boundaries are the distinct values of the `k / num_buckets`
@@ -131,8 +101,8 @@ def quantile_boundaries(lengths, num_buckets, max_length):
     least that share of the examples at or below it) of the lengths cut to
     `max_length`, followed by `max_length`: at most `num_buckets` of them,
     each bucket holding about the same number of examples. (`make_dataset`
-    chooses its boundaries by a search that minimises padding instead; pass
-    those as `bucket_boundaries` to `padding_efficiencies` to model them.)
+    chooses its boundaries by `choose_boundaries`, a search that minimises
+    padding, unless given these as `bucket_boundaries`.)
 
     Example:
 
@@ -152,43 +122,154 @@ def quantile_boundaries(lengths, num_buckets, max_length):
     return boundaries + [max_length]
 
 
+@dataclasses.dataclass(frozen=True)
+class BatchingComparison:
+    """What `make_dataset` + `stats` measured in each batching mode.
+
+    Attributes:
+        stats: dict from each mode run to its `tf_input.data.stats` result.
+        boundaries: list of int or None, the bucket boundaries `"bucket"`
+            used (chosen by the pipeline, or given); None if it did not run.
+    """
+
+    stats: dict
+    boundaries: list | None
+
+    @property
+    def efficiencies(self) -> dict[str, float]:
+        """Mode -> padding efficiency (real tokens / all positions)."""
+        return {
+            mode: float(result["padding_efficiency"])
+            for mode, result in self.stats.items()
+        }
+
+
+def compare_batchings(
+    source,
+    tokenizer,
+    *,
+    batch_size: int,
+    max_length: int,
+    batchings=BATCHINGS,
+    **dataset_options,
+) -> BatchingComparison:
+    """Runs `make_dataset` in each batching mode and counts its padding.
+
+    One `make_dataset(source, tokenizer, batching=mode, ...)` per mode, each
+    read to the end once by `tf_input.data.stats`: the efficiencies are the
+    pipeline's own, on the same examples (its bucket boundaries, its packer,
+    its last batches), not a model of it.
+
+    Args:
+        source: what `make_dataset` reads (texts, files, a dataset).
+        tokenizer: a `tf_input` tokenizer built with
+            `add_special_tokens=False`.
+        batch_size: int. Rows per batch.
+        max_length: int. The longest row (the packed row length).
+        batchings: sequence of modes to run. Defaults to every mode of
+            `BATCHINGS`.
+        **dataset_options: other `make_dataset` arguments (`num_buckets`,
+            `bucket_boundaries`, `add_special_tokens`, `sample_size`...),
+            the same for every mode. `count_batches` is False unless
+            given: `stats` reads every batch anyway.
+
+    Returns:
+        A `BatchingComparison`.
+
+    Example:
+
+    >>> tokenizer = tf_input.VocabularyTokenizer()
+    >>> tokenizer.adapt(["a b c", "d e", "f"])
+    >>> comparison = tf_input.data.efficiency.compare_batchings(
+    ...     ["a b c", "d e", "f"], tokenizer, batch_size=2, max_length=8)
+    >>> {m: round(e, 3) for m, e in comparison.efficiencies.items()}
+    {'longest': 0.923, 'max_length': 0.375, 'bucket': 0.5, 'pack': 0.75}
+    """
+    # Imported here: the pipeline imports this module (the boundary
+    # search).
+    from tf_input.data.info import pipeline_info
+    from tf_input.data.pipeline import SkippedExamplesWarning
+    from tf_input.data.pipeline import make_dataset
+    from tf_input.data.stats import stats
+
+    unknown = [mode for mode in batchings if mode not in BATCHINGS]
+    if isinstance(batchings, str) or unknown or not batchings:
+        raise ValueError(
+            f"`batchings` must be a non-empty sequence of modes among "
+            f"{BATCHINGS}. Received: batchings={batchings!r}."
+        )
+    dataset_options.setdefault("count_batches", False)
+    results, boundaries = {}, None
+    for mode in batchings:
+        with warnings.catch_warnings():
+            # Skipped examples are counted by `stats` (and reported).
+            warnings.simplefilter("ignore", SkippedExamplesWarning)
+            dataset = make_dataset(
+                source,
+                tokenizer,
+                batching=mode,
+                batch_size=batch_size,
+                max_length=max_length,
+                **dataset_options,
+            )
+        results[mode] = stats(dataset)
+        if mode == "bucket":
+            boundaries = list(pipeline_info(dataset).boundaries)
+    return BatchingComparison(stats=results, boundaries=boundaries)
+
+
+def probe_examples(lengths):
+    """Examples of the given lengths, and a tokenizer that reads them.
+
+    Example `i` is `lengths[i]` times the one token `"x"` of a
+    `VocabularyTokenizer` that splits characters; an example of length 0 is
+    an empty text, which `make_dataset` skips where it stands, as it skips
+    a blank line (where the empty ones stand changes which examples share
+    a chunk, and so the bucket sample and the packed rows). With
+    `add_special_tokens=False`, `make_dataset` makes rows of exactly these
+    lengths (cut to `max_length`).
+
+    Returns:
+        `(texts, tokenizer)`.
+    """
+    from tf_input.tokenizers.vocabulary import VocabularyTokenizer
+
+    lengths = check_lengths(lengths)
+    tokenizer = VocabularyTokenizer(
+        ["<pad>", "<sos>", "<eos>", "<unk>", "x"], split="character"
+    )
+    return ["x" * int(n) for n in lengths], tokenizer
+
+
 def padding_efficiencies(
     lengths,
     *,
-    batch_size,
-    max_length,
-    num_buckets=8,
+    batch_size: int,
+    max_length: int,
+    num_buckets: int = 8,
     bucket_boundaries=None,
-):
-    """Estimated padding efficiency of each batching mode, in NumPy.
+    **dataset_options,
+) -> dict[str, float]:
+    """The padding efficiency of each batching mode, for examples of these
+    lengths.
 
-    Padding efficiency is real tokens / all token positions of the batches,
-    as in `tf_input.data.stats`. `lengths` are the tokens of each example
-    with its special tokens (what `make_dataset` pads); examples of length
-    0 are skipped, as `make_dataset` skips empty examples. Batches follow
-    the order of `lengths` (no shuffling). The model of each mode:
-
-    * `"longest"`: rows cut to `max_length`; consecutive groups of
-      `batch_size`, each padded to its longest row; the last batch may be
-      smaller.
-    * `"max_length"`: rows cut to `max_length`; every batch
-      `[batch_size, max_length]`, a partial last batch filled with padding
-      rows (`make_dataset`'s default `drop_remainder=None`).
-    * `"bucket"`: rows cut to `max_length` and put in the bucket of the
-      smallest boundary >= their length (`quantile_boundaries`, or
-      `bucket_boundaries`); each bucket's rows in batches of `batch_size`
-      padded to the boundary. At the end, a bucket's leftover rows move up
-      to the next bucket; the last bucket's partial batch is filled with
-      padding rows.
-    * `"pack"`: the ideal: all tokens laid end to end in rows of exactly
-      `max_length`; the rows in batches of `batch_size`, a partial last
-      batch filled. `make_dataset` keeps each example whole in one row
-      (only one longer than `max_length` is split), so this is an upper
-      bound on what it reaches.
-
-    With the same lengths, order and boundaries, `"longest"`,
-    `"max_length"` and `"bucket"` give what `tf_input.data.stats` counts on
-    `make_dataset`'s batches.
+    Padding efficiency is real tokens / all token positions of the
+    batches. `lengths` are the rows `make_dataset` would make of each
+    example, special tokens included (before truncation); an example of
+    length 0 is skipped where it stands, as `make_dataset` skips an empty
+    one (give a blank line its 0: where the empty examples stand changes
+    the chunks, so the bucket sample and the packed rows). The
+    figures are measured, not modelled: `compare_batchings` runs
+    `make_dataset` and `tf_input.data.stats` in every mode of `BATCHINGS`
+    on examples of exactly these lengths (`probe_examples`), in this order,
+    so they are the pipeline's own: the bucket boundaries it chooses from
+    its first `sample_size` examples (`choose_boundaries`), its packer
+    (whole examples per row, first-fit decreasing within each chunk), the
+    regrouping of the buckets' last rows, the filled last batches. Modes
+    that put tokens between examples count them as the pipeline does for a
+    tokenizer with an end token. For the figures of a particular tokenizer
+    on texts, call `compare_batchings` (or `tf_input.viz.plot_lengths`)
+    with the texts and the tokenizer.
 
     Args:
         lengths: 1-D sequence of non-negative ints, tokens per example.
@@ -196,12 +277,13 @@ def padding_efficiencies(
         max_length: int. Truncation length (packed row length for `pack`).
         num_buckets: int. Most buckets for `"bucket"`. Defaults to `8`.
         bucket_boundaries: list of int or None. Explicit bucket boundaries
-            (`max_length` appended if missing). Defaults to `None`
-            (`quantile_boundaries`).
+            (`max_length` appended if missing). Defaults to `None` (chosen
+            by `make_dataset`).
+        **dataset_options: other `make_dataset` arguments, e.g.
+            `sample_size`, `tokens_per_batch`, `chunk_size`.
 
     Returns:
-        dict from each mode of `BATCHINGS` to a float in [0, 1] (0.0 when
-        there are no tokens).
+        dict from each mode of `BATCHINGS` to a float in [0, 1].
 
     Example:
 
@@ -211,46 +293,26 @@ def padding_efficiencies(
     >>> {mode: round(value, 4) for mode, value in efficiencies.items()}
     {'longest': 0.875, 'max_length': 0.4375, 'bucket': 0.875, 'pack': 0.6562}
     """
-    lengths = check_lengths(lengths)
-    batch_size = check_positive_int("batch_size", batch_size)
-    max_length = check_positive_int("max_length", max_length)
-    if bucket_boundaries is None:
-        boundaries = quantile_boundaries(lengths, num_buckets, max_length)
-    else:
-        boundaries = check_bucket_boundaries(bucket_boundaries, max_length)
-    lengths = lengths[lengths > 0]
-    cut = np.minimum(lengths, max_length)
-    real = int(cut.sum())
-
-    def full_batches(rows):  # rows -> rows after filling the last batch
-        return -(-rows // batch_size) * batch_size
-
-    longest = sum(
-        int(batch.max()) * batch.size
-        for batch in np.split(cut, range(batch_size, cut.size, batch_size))
-        if batch.size
-    )
-    padded = {
-        "longest": longest,
-        "max_length": full_batches(cut.size) * max_length,
-    }
-    bucket_of = np.searchsorted(boundaries, cut, side="left")
-    counts = np.bincount(bucket_of, minlength=len(boundaries))
-    # At the end of the data a bucket's leftover rows move up to the next
-    # bucket; only the last one ends with a partial (filled) batch.
-    padded["bucket"], carried = 0, 0
-    for index, (count, boundary) in enumerate(zip(counts, boundaries)):
-        rows = int(count) + carried
-        if index == len(boundaries) - 1:
-            padded["bucket"] += full_batches(rows) * boundary
-        else:
-            carried = rows % batch_size
-            padded["bucket"] += (rows - carried) * boundary
-    total = int(lengths.sum())
-    rows = -(-total // max_length)
-    padded["pack"] = full_batches(rows) * max_length
-    out = {}
-    for mode in BATCHINGS:
-        tokens = total if mode == "pack" else real
-        out[mode] = tokens / padded[mode] if padded[mode] else 0.0
-    return out
+    if "add_special_tokens" in dataset_options:
+        raise ValueError(
+            "`padding_efficiencies` takes lengths that already count the "
+            "special tokens, so it has no `add_special_tokens`. Received: "
+            f"add_special_tokens={dataset_options['add_special_tokens']!r}. "
+            "Pass texts and a tokenizer to `compare_batchings` instead."
+        )
+    texts, tokenizer = probe_examples(lengths)
+    if not any(texts):
+        raise ValueError(
+            "`lengths` must hold at least one example with a token (length "
+            f"> 0). Received: lengths={describe(lengths)}."
+        )
+    return compare_batchings(
+        texts,
+        tokenizer,
+        batch_size=check_positive_int("batch_size", batch_size),
+        max_length=check_positive_int("max_length", max_length),
+        num_buckets=num_buckets,
+        bucket_boundaries=bucket_boundaries,
+        add_special_tokens=False,
+        **dataset_options,
+    ).efficiencies

@@ -6,6 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input._validation import check_optional_int
+from tf_input._validation import check_type
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import pipeline_info
 
@@ -105,19 +106,16 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
     >>> s["targets"], s["skipped"]
     (5, 0)
     """
-    if not isinstance(dataset, tf.data.Dataset):
-        raise ValueError(
-            "`dataset` must be a `tf.data.Dataset`. "
-            f"Received: dataset of type {type(dataset).__name__}."
-        )
+    check_type("dataset", dataset, tf.data.Dataset, "a `tf.data.Dataset`")
     max_batches = check_optional_int("max_batches", max_batches, 1)
     if info is None:
         info = pipeline_info(dataset)
-    elif not isinstance(info, PipelineInfo):
-        raise ValueError(
-            "`info` must be a `PipelineInfo` (from "
-            "`tf_input.data.pipeline_info(ds)`) or None. "
-            f"Received: info of type {type(info).__name__}."
+    else:
+        check_type(
+            "info",
+            info,
+            PipelineInfo,
+            "a `PipelineInfo` (from `tf_input.data.pipeline_info(ds)`) or None",
         )
     counted = info.counting if info is not None else None
     source = counted if counted is not None else dataset

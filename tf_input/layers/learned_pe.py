@@ -60,7 +60,11 @@ class LearnedPE(keras.layers.Layer):
     """
 
     def __init__(
-        self, max_length, *, embeddings_initializer="glorot_uniform", **kwargs
+        self,
+        max_length: int,
+        *,
+        embeddings_initializer="glorot_uniform",
+        **kwargs,
     ):
         super().__init__(**kwargs)
         self.max_length = check_positive_int("max_length", max_length)

@@ -30,6 +30,8 @@ import math
 
 import numpy as np
 
+from tf_input._validation import check_bool
+from tf_input._validation import check_type
 from tf_input.layers.position_math import inverse_frequencies
 
 # For each type: (required keys, optional keys). `factor` is common to all.
@@ -60,7 +62,7 @@ _KEYS = {
 SCALING_TYPES = tuple(_KEYS)
 
 
-def parse_scaling(scaling):
+def parse_scaling(scaling: dict | None) -> dict | None:
     """Validates a `rope_scaling` dict; returns it normalised, or None.
 
     The result always has the key `rope_type` (never the legacy `type`) and
@@ -68,12 +70,13 @@ def parse_scaling(scaling):
     """
     if scaling is None:
         return None
-    if not isinstance(scaling, dict):
-        raise ValueError(
-            "`scaling` must be None or a dict like Hugging Face's "
-            "`rope_scaling`, e.g. {'rope_type': 'linear', 'factor': 4.0}. "
-            f"Received: scaling={scaling!r}."
-        )
+    check_type(
+        "scaling",
+        scaling,
+        dict,
+        "None or a dict like Hugging Face's `rope_scaling`, e.g. "
+        "{'rope_type': 'linear', 'factor': 4.0}",
+    )
     config = dict(scaling)
     legacy = config.pop("type", None)
     rope_type = config.pop("rope_type", legacy)
@@ -101,20 +104,16 @@ def parse_scaling(scaling):
         )
     for key, value in config.items():
         if key == "truncate":
-            if not isinstance(value, bool):
+            check_bool("scaling['truncate']", value)
+        elif value is not None:
+            check_type(
+                f"scaling[{key!r}]", value, (int, float), "a positive number"
+            )
+            if not value > 0:
                 raise ValueError(
-                    "`scaling['truncate']` must be True or False. "
+                    f"`scaling[{key!r}]` must be a positive number. "
                     f"Received: scaling={scaling!r}."
                 )
-        elif value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not value > 0
-        ):
-            raise ValueError(
-                f"`scaling[{key!r}]` must be a positive number. "
-                f"Received: scaling={scaling!r}."
-            )
     if config["factor"] < 1 and rope_type != "linear":
         raise ValueError(
             f"`scaling['factor']` must be >= 1 for {rope_type!r}. "

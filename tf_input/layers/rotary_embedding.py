@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -10,6 +12,7 @@ from keras import ops
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_float
+from tf_input._validation import check_type
 from tf_input._validation import in_xla_context
 from tf_input.layers import position_math
 from tf_input.layers import rope_scaling
@@ -96,12 +99,12 @@ class RotaryEmbedding(keras.layers.Layer):
     def __init__(
         self,
         *,
-        max_wavelength=10_000.0,
-        layout="half",
-        rotary_dim=None,
-        scaling=None,
-        sequence_axis=1,
-        feature_axis=-1,
+        max_wavelength: float = 10_000.0,
+        layout: str = "half",
+        rotary_dim: int | None = None,
+        scaling: dict | None = None,
+        sequence_axis: int = 1,
+        feature_axis: int = -1,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -120,10 +123,7 @@ class RotaryEmbedding(keras.layers.Layer):
             ("sequence_axis", sequence_axis),
             ("feature_axis", feature_axis),
         ):
-            if isinstance(axis, bool) or not isinstance(axis, int):
-                raise ValueError(
-                    f"`{name}` must be an int. Received: {name}={axis!r}."
-                )
+            check_type(name, axis, numbers.Integral, "an int")
         self.sequence_axis = sequence_axis
         self.feature_axis = feature_axis
         self.supports_masking = True
@@ -187,7 +187,7 @@ class RotaryEmbedding(keras.layers.Layer):
         inputs = ops.cast(inputs, self.compute_dtype)
         if self._rotary_dim == inputs.shape[-1]:
             # No slice when everything rotates: an identity slice's gradient
-            # allocates and copies a zero tensor (measured 1.2x slower).
+            # allocates and copies a zero tensor, a cost for nothing.
             outputs = inputs * cos + self._rotate_pairs(inputs) * sin
         else:
             rotated = inputs[..., : self._rotary_dim]

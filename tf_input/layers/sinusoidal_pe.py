@@ -16,8 +16,12 @@ LAYOUTS = ("interleaved", "concat")
 
 
 def sinusoidal_encoding(
-    positions, embedding_dim, *, max_wavelength=10_000.0, layout="interleaved"
-):
+    positions,
+    embedding_dim: int,
+    *,
+    max_wavelength: float = 10_000.0,
+    layout: str = "interleaved",
+) -> tf.Tensor:
     """The sinusoidal position encoding alone, float32.
 
     `PE[p, 2i] = sin(p / w^(2i/D))` and `PE[p, 2i+1] = cos(p / w^(2i/D))` with
@@ -131,7 +135,11 @@ class SinusoidalPE(keras.layers.Layer):
     """
 
     def __init__(
-        self, *, max_wavelength=10_000.0, layout="interleaved", **kwargs
+        self,
+        *,
+        max_wavelength: float = 10_000.0,
+        layout: str = "interleaved",
+        **kwargs,
     ):
         super().__init__(**kwargs)
         self.max_wavelength = check_positive_float(

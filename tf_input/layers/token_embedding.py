@@ -7,6 +7,7 @@ import math
 import keras
 from keras import ops
 
+from tf_input._validation import check_bool
 from tf_input._validation import check_integer_tensor
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
@@ -79,11 +80,11 @@ class TokenEmbedding(keras.layers.Layer):
 
     def __init__(
         self,
-        vocabulary_size,
-        embedding_dim,
+        vocabulary_size: int,
+        embedding_dim: int,
         *,
-        scale=True,
-        padding_id=0,
+        scale: bool = True,
+        padding_id: int | None = 0,
         embeddings_initializer=None,
         **kwargs,
     ):
@@ -92,11 +93,7 @@ class TokenEmbedding(keras.layers.Layer):
             "vocabulary_size", vocabulary_size
         )
         self.embedding_dim = check_positive_int("embedding_dim", embedding_dim)
-        if not isinstance(scale, bool):
-            raise ValueError(
-                f"`scale` must be True or False. Received: scale={scale!r}."
-            )
-        self.scale = scale
+        self.scale = check_bool("scale", scale)
         self.padding_id = check_optional_int("padding_id", padding_id)
         if (
             self.padding_id is not None

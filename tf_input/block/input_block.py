@@ -1,8 +1,12 @@
-"""`InputBlock`: token ids in, the first Transformer block's input out."""
+"""`InputBlock`: token ids in, the first Transformer block's input out.
+
+The class, the layers it is made of (`_Sublayers`) and its functional graph
+(`_graph`); its arguments are checked in `tf_input.block.arguments`.
+"""
 
 from __future__ import annotations
 
-import numbers
+import dataclasses
 
 import keras
 import numpy as np
@@ -11,83 +15,16 @@ from keras import ops
 
 from tf_input._validation import INT32_MAX
 from tf_input._validation import INT32_MIN
-from tf_input._validation import check_one_of
-from tf_input._validation import check_optional_int
-from tf_input._validation import check_positive_int
 from tf_input._validation import checked_range
 from tf_input._validation import in_xla_context
 from tf_input._validation import padding_mask_from_ids
+from tf_input.block.arguments import LAYER_NORM_EPSILON
+from tf_input.block.arguments import Arguments
+from tf_input.layers.input_mask import InputMask
 from tf_input.layers.learned_pe import LearnedPE
 from tf_input.layers.rotary_embedding import RotaryEmbedding
 from tf_input.layers.sinusoidal_pe import SinusoidalPE
 from tf_input.layers.token_embedding import TokenEmbedding
-
-POSITIONS = ("sinusoidal", "learned", "rope", "none")
-NORMALIZATIONS = (None, "layer", "rms")
-# `rope=` takes RotaryEmbedding's arguments, and Hugging Face's config names
-# for two of them.
-ROPE_KEYS = (
-    "max_wavelength",
-    "layout",
-    "rotary_dim",
-    "scaling",
-    "sequence_axis",
-    "feature_axis",
-)
-ROPE_ALIASES = {"rope_theta": "max_wavelength", "rope_scaling": "scaling"}
-LAYER_NORM_EPSILON = 1e-6
-
-
-def _check_rope(rope, position):
-    if rope is None:
-        return None
-    if position != "rope":
-        raise ValueError(
-            "`rope` configures the rotary embedding and only applies with "
-            f"position='rope'. Received: rope={rope!r} with "
-            f"position={position!r}. Remove `rope` or set position='rope'."
-        )
-    if not isinstance(rope, dict):
-        raise ValueError(
-            "`rope` must be None or a dict of `RotaryEmbedding` arguments, "
-            "e.g. {'max_wavelength': 500000.0, 'scaling': {'rope_type': "
-            f"'linear', 'factor': 4.0}}}}. Received: rope={rope!r}."
-        )
-    config = {}
-    for key, value in rope.items():
-        name = ROPE_ALIASES.get(key, key)
-        if name not in ROPE_KEYS or name in config:
-            raise ValueError(
-                f"`rope` takes the keys {ROPE_KEYS} (or the Hugging Face "
-                f"names {tuple(ROPE_ALIASES)}), each once. Received: "
-                f"rope={rope!r}."
-            )
-        config[name] = value
-    return config
-
-
-@keras.saving.register_keras_serializable(package="tf_input")
-class InputMask(keras.layers.Layer):
-    """Passes `x` on with the mask given as a second input.
-
-    `InputMask()([x, padding_mask])` returns `x`, with `padding_mask` (bool
-    or int, nonzero on real tokens) as its Keras mask. `InputBlock` uses it
-    to attach the pipeline's `padding_mask`.
-    """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.supports_masking = True
-
-    def call(self, inputs):
-        x, _ = inputs
-        return x
-
-    def compute_mask(self, inputs, mask=None):
-        return ops.cast(inputs[1], "bool")
-
-    def compute_output_shape(self, input_shape):
-        return input_shape[0]
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
@@ -211,196 +148,63 @@ class InputBlock(keras.Model):
 
     def __init__(
         self,
-        vocabulary_size,
-        embedding_dim,
+        vocabulary_size: int,
+        embedding_dim: int,
         *,
-        position="sinusoidal",
-        max_length=None,
-        num_segments=0,
-        dropout=0.0,
-        normalization=None,
-        padding_id="auto",
-        scale=True,
-        rope=None,
-        positions_input=False,
-        padding_mask_input=False,
-        name=None,
+        position: str = "sinusoidal",
+        max_length: int | None = None,
+        num_segments: int = 0,
+        dropout: float = 0.0,
+        normalization: str | None = None,
+        padding_id: int | str | None = "auto",
+        scale: bool = True,
+        rope: dict | None = None,
+        positions_input: bool = False,
+        padding_mask_input: bool = False,
+        name: str | None = None,
         **kwargs,
     ):
         # === Arguments ===
-        vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
-        embedding_dim = check_positive_int("embedding_dim", embedding_dim)
-        position = check_one_of("position", position, POSITIONS)
-        max_length = check_optional_int("max_length", max_length, 1)
-        if position == "learned" and max_length is None:
-            raise ValueError(
-                "position='learned' needs `max_length`, the number of rows "
-                "of the position table (the longest input). Received: "
-                "max_length=None. Pass e.g. max_length=512, or use "
-                "position='sinusoidal', which has no length limit."
-            )
-        num_segments = check_optional_int("num_segments", num_segments, 0)
-        if num_segments is None:
-            num_segments = 0
-        if (
-            isinstance(dropout, bool)
-            or not isinstance(dropout, numbers.Real)
-            or not 0 <= dropout < 1
-        ):
-            raise ValueError(
-                "`dropout` must be a number in [0, 1). "
-                f"Received: dropout={dropout!r}."
-            )
-        dropout = float(dropout)
-        normalization = check_one_of(
-            "normalization", normalization, NORMALIZATIONS
+        args = Arguments.checked(
+            vocabulary_size=vocabulary_size,
+            embedding_dim=embedding_dim,
+            position=position,
+            max_length=max_length,
+            num_segments=num_segments,
+            dropout=dropout,
+            normalization=normalization,
+            padding_id=padding_id,
+            scale=scale,
+            rope=rope,
+            positions_input=positions_input,
+            padding_mask_input=padding_mask_input,
         )
-        rope = _check_rope(rope, position)
-        if not isinstance(positions_input, bool):
-            raise ValueError(
-                "`positions_input` must be True or False. "
-                f"Received: positions_input={positions_input!r}."
-            )
-        if positions_input and position not in ("sinusoidal", "learned"):
-            raise ValueError(
-                "`positions_input=True` feeds explicit positions to an "
-                "additive position encoding, so it needs position "
-                "'sinusoidal' or 'learned'. Received: "
-                f"position={position!r}. With 'rope', pass the positions "
-                "to `block.rotary(q, positions=...)` in attention instead."
-            )
-        if not isinstance(padding_mask_input, bool):
-            raise ValueError(
-                "`padding_mask_input` must be True or False. "
-                f"Received: padding_mask_input={padding_mask_input!r}."
-            )
-        if padding_id == "auto":
-            padding_id = None if padding_mask_input else 0
-        elif padding_mask_input and padding_id is not None:
-            raise ValueError(
-                "With `padding_mask_input=True` the mask is the "
-                "`padding_mask` input, so no id is masked: leave "
-                '`padding_id` at "auto" (or None). Received: '
-                f"padding_id={padding_id!r} with padding_mask_input=True."
-            )
         dtype = kwargs.pop("dtype", None)
 
         # === Layers ===
-        token_embedding = TokenEmbedding(
-            vocabulary_size,
-            embedding_dim,
-            scale=scale,
-            padding_id=padding_id,
-            dtype=dtype,
-            name="token_embedding",
-        )
-        segment_embedding = None
-        if num_segments:
-            segment_embedding = TokenEmbedding(
-                num_segments,
-                embedding_dim,
-                scale=False,
-                padding_id=None,
-                dtype=dtype,
-                name="segment_embedding",
-            )
-        position_embedding = None
-        if position == "sinusoidal":
-            position_embedding = SinusoidalPE(
-                dtype=dtype, name="position_embedding"
-            )
-        elif position == "learned":
-            position_embedding = LearnedPE(
-                max_length, dtype=dtype, name="position_embedding"
-            )
-        rotary = None
-        if position == "rope":
-            rotary = RotaryEmbedding(
-                **(rope or {}), dtype=dtype, name="rotary_embedding"
-            )
-        norm = None
-        if normalization == "layer":
-            norm = keras.layers.LayerNormalization(
-                epsilon=LAYER_NORM_EPSILON, dtype=dtype, name="normalization"
-            )
-        elif normalization == "rms":
-            norm = keras.layers.RMSNormalization(
-                epsilon=LAYER_NORM_EPSILON, dtype=dtype, name="normalization"
-            )
-            # Keras 3.15's RMSNormalization does not declare mask support
-            # (LayerNormalization does), so Keras warned that it "will
-            # destroy the mask information". It normalises each token on
-            # its own, so the padding mask passes through unchanged.
-            norm.supports_masking = True
-        dropout_layer = None
-        if dropout > 0:
-            dropout_layer = keras.layers.Dropout(
-                dropout, dtype=dtype, name="dropout"
-            )
+        layers = _Sublayers.made(args, dtype)
 
         # === Functional Model ===
-        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
-        inputs = {"token_ids": token_ids}
-        x = token_embedding(token_ids)
-        if segment_embedding is not None:
-            segment_ids = keras.Input(
-                (None,), dtype="int32", name="segment_ids"
-            )
-            inputs["segment_ids"] = segment_ids
-            x = keras.layers.Add(dtype=dtype, name="add_segment")(
-                [x, segment_embedding(segment_ids)]
-            )
-        if position_embedding is not None:
-            if positions_input:
-                positions = keras.Input(
-                    (None,), dtype="int32", name="positions"
-                )
-                inputs["positions"] = positions
-                x = position_embedding(x, positions=positions)
-            else:
-                x = position_embedding(x)
-        if padding_mask_input:
-            padding_mask = keras.Input(
-                (None,), dtype="int32", name="padding_mask"
-            )
-            inputs["padding_mask"] = padding_mask
-            x = InputMask(dtype=dtype, name="padding_mask_of_inputs")(
-                [x, padding_mask]
-            )
-        if norm is not None:
-            x = norm(x)
-        if dropout_layer is not None:
-            x = dropout_layer(x)
+        inputs, outputs = _graph(layers, args, dtype)
         super().__init__(
-            inputs=token_ids if len(inputs) == 1 else inputs,
-            outputs=x,
+            inputs=inputs["token_ids"] if len(inputs) == 1 else inputs,
+            outputs=outputs,
             dtype=dtype,
             name=name,
             **kwargs,
         )
 
-        # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.embedding_dim = embedding_dim
-        self.position = position
-        self.max_length = max_length
-        self.num_segments = num_segments
-        self.dropout = dropout
-        self.normalization = normalization
-        self.padding_id = token_embedding.padding_id
-        self.scale = token_embedding.scale
-        if rope is not None and "scaling" in rope:
-            rope["scaling"] = rotary.scaling  # normalised: `rope_type` key
-        self.rope = rope
-        self.positions_input = positions_input
-        self.padding_mask_input = padding_mask_input
+        # === Config === (each argument, as checked)
+        for field in dataclasses.fields(args):
+            setattr(self, field.name, getattr(args, field.name))
+        self.padding_id = layers.token_embedding.padding_id
+        self.scale = layers.token_embedding.scale
+        if self.rope is not None and "scaling" in self.rope:
+            # normalised: the `rope_type` key
+            self.rope["scaling"] = layers.rotary.scaling
         # === Sublayers, for direct use (e.g. `tf_input.trace`) ===
-        self.token_embedding = token_embedding
-        self.segment_embedding = segment_embedding
-        self.position_embedding = position_embedding
-        self.rotary = rotary
-        self.norm = norm
-        self.dropout_layer = dropout_layer
+        for field in dataclasses.fields(layers):
+            setattr(self, field.name, getattr(layers, field.name))
 
     @property
     def input_names(self):
@@ -497,3 +301,109 @@ class InputBlock(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sublayers:
+    """The layers of an `InputBlock`; None for those it does not use."""
+
+    token_embedding: TokenEmbedding
+    segment_embedding: TokenEmbedding | None
+    position_embedding: keras.layers.Layer | None
+    rotary: RotaryEmbedding | None
+    norm: keras.layers.Layer | None
+    dropout_layer: keras.layers.Dropout | None
+
+    @classmethod
+    def made(cls, args, dtype):
+        position_embedding = None
+        if args.position == "sinusoidal":
+            position_embedding = SinusoidalPE(
+                dtype=dtype, name="position_embedding"
+            )
+        elif args.position == "learned":
+            position_embedding = LearnedPE(
+                args.max_length, dtype=dtype, name="position_embedding"
+            )
+        return cls(
+            token_embedding=TokenEmbedding(
+                args.vocabulary_size,
+                args.embedding_dim,
+                scale=args.scale,
+                padding_id=args.padding_id,
+                dtype=dtype,
+                name="token_embedding",
+            ),
+            segment_embedding=None
+            if not args.num_segments
+            else TokenEmbedding(
+                args.num_segments,
+                args.embedding_dim,
+                scale=False,
+                padding_id=None,
+                dtype=dtype,
+                name="segment_embedding",
+            ),
+            position_embedding=position_embedding,
+            rotary=None
+            if args.position != "rope"
+            else RotaryEmbedding(
+                **(args.rope or {}), dtype=dtype, name="rotary_embedding"
+            ),
+            norm=_normalization(args.normalization, dtype),
+            dropout_layer=None
+            if not args.dropout
+            else keras.layers.Dropout(
+                args.dropout, dtype=dtype, name="dropout"
+            ),
+        )
+
+
+def _normalization(normalization, dtype):
+    if normalization == "layer":
+        return keras.layers.LayerNormalization(
+            epsilon=LAYER_NORM_EPSILON, dtype=dtype, name="normalization"
+        )
+    if normalization == "rms":
+        norm = keras.layers.RMSNormalization(
+            epsilon=LAYER_NORM_EPSILON, dtype=dtype, name="normalization"
+        )
+        # Keras 3.15's RMSNormalization does not declare mask support
+        # (LayerNormalization does), so Keras warned that it "will
+        # destroy the mask information". It normalises each token on its
+        # own, so the padding mask passes through unchanged.
+        norm.supports_masking = True
+        return norm
+    return None
+
+
+def _graph(layers, args, dtype):
+    """The block's functional graph: `(inputs, output)`, the inputs a dict
+    from name to `keras.Input`."""
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    inputs = {"token_ids": token_ids}
+    x = layers.token_embedding(token_ids)
+    if layers.segment_embedding is not None:
+        segment_ids = keras.Input((None,), dtype="int32", name="segment_ids")
+        inputs["segment_ids"] = segment_ids
+        x = keras.layers.Add(dtype=dtype, name="add_segment")(
+            [x, layers.segment_embedding(segment_ids)]
+        )
+    if layers.position_embedding is not None:
+        if args.positions_input:
+            positions = keras.Input((None,), dtype="int32", name="positions")
+            inputs["positions"] = positions
+            x = layers.position_embedding(x, positions=positions)
+        else:
+            x = layers.position_embedding(x)
+    if args.padding_mask_input:
+        padding_mask = keras.Input((None,), dtype="int32", name="padding_mask")
+        inputs["padding_mask"] = padding_mask
+        x = InputMask(dtype=dtype, name="padding_mask_of_inputs")(
+            [x, padding_mask]
+        )
+    if layers.norm is not None:
+        x = layers.norm(x)
+    if layers.dropout_layer is not None:
+        x = layers.dropout_layer(x)
+    return inputs, x
