@@ -18,8 +18,8 @@ import numpy as np
 from tf_input._validation import check_bool
 from tf_input._validation import check_positive_int
 from tf_input._validation import check_type
+from tf_input.data.arguments import check_bucket_boundaries
 from tf_input.data.efficiency import BATCHINGS
-from tf_input.data.efficiency import check_bucket_boundaries
 from tf_input.data.efficiency import check_lengths
 from tf_input.data.efficiency import compare_batchings
 from tf_input.data.efficiency import probe_examples
