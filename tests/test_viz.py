@@ -455,6 +455,8 @@ HAND = {
     "max_length": 21 / 48,
     "bucket": 21 / 24,
     "pack": 21 / 32,
+    # 21 tokens joined, rows of 8: 3 rows, in 2 batches of 2.
+    "stream": 21 / 32,
 }
 HAND_LENGTHS = [1, 2, 7, 8, 2, 1]
 # Efficiencies given for every mode: the picture runs no pipeline.
@@ -509,7 +511,7 @@ def test_length_plot_data_labels_and_png(tmp_path):
     assert list(bar_heights(figure)) == list(viz.BATCHINGS)
     assert bar_heights(figure) == pytest.approx(HAND, abs=1e-15)
     notes = [t.get_text() for t in bars.texts]
-    assert notes == ["87.5%", "43.8%", "87.5%", "65.6%"]
+    assert notes == ["87.5%", "43.8%", "87.5%", "65.6%", "65.6%"]
     legend = [t.get_text() for t in bars.get_legend().get_texts()]
     assert legend == ["make_dataset + stats"]
     # A boundary b holds lengths <= b: its line runs between b and b + 1.
@@ -573,13 +575,16 @@ def test_length_plot_takes_given_efficiencies():
         efficiencies={"pack": 0.25, "bucket": stats_like},
     )
     heights = list(bar_heights(figure).values())
-    assert heights[2:] == [0.5, 0.25]
-    assert heights[:2] == pytest.approx([HAND["longest"], HAND["max_length"]])
+    assert heights[2:4] == [0.5, 0.25]
+    measured = [heights[i] for i in (0, 1, 4)]
+    assert measured == pytest.approx(
+        [HAND["longest"], HAND["max_length"], HAND["stream"]]
+    )
     notes = [t.get_text() for t in figure.axes[1].texts]
-    assert notes[2:] == ["50.0%\n(given)", "25.0%\n(given)"]
+    assert notes[2:4] == ["50.0%\n(given)", "25.0%\n(given)"]
     # Given bars are drawn in another colour than measured ones.
     colours = [patch.get_facecolor() for patch in figure.axes[1].patches]
-    assert colours[0] == colours[1] != colours[2] == colours[3]
+    assert colours[0] == colours[1] == colours[4] != colours[2] == colours[3]
     legend = figure.axes[1].get_legend().get_texts()
     assert [t.get_text() for t in legend] == ["make_dataset + stats", "given"]
 
@@ -619,8 +624,14 @@ def test_texts_and_lengths_give_the_pipeline_figures():
     assert bar_heights(from_texts) == pytest.approx(want, abs=1e-12)
     # + <sos>, <eos>; a blank line's 0 stands where the line does.
     lengths = [len(line.split()) + 2 if line else 0 for line in lines]
-    from_lengths = viz.plot_lengths(lengths, **options)
-    assert bar_heights(from_lengths) == pytest.approx(want, abs=1e-12)
+    from_lengths = bar_heights(viz.plot_lengths(lengths, **options))
+    # A stream puts <eos> alone between texts: from the rows' lengths, one
+    # token fewer each (see `padding_efficiencies`).
+    joined = [n - 1 if n else 0 for n in lengths]
+    from_lengths["stream"] = viz.padding_efficiencies(joined, **options)[
+        "stream"
+    ]
+    assert from_lengths == pytest.approx(want, abs=1e-12)
     # The histogram holds the same lengths, special tokens counted.
     report = viz.length_report(texts=lines, tokenizer=tokenizer, **options)
     assert report.lengths.tolist() == [n for n in lengths if n]
@@ -676,9 +687,20 @@ def test_picture_equals_pipeline_stats_on_shared_corpora(
     # The lengths, special tokens counted from the tokenizer (Qwen adds
     # none, BERT [CLS] and [SEP]), give the same figures.
     specials = {"qwen3": 0, "bert": 2}[tokenizer_name]
-    lengths = [len(ids) + specials for ids in tokenizer(lines).to_list()]
+    ids = tokenizer(lines).to_list()
+    lengths = [len(row) + specials for row in ids]
     figure = viz.plot_lengths(lengths, **options)
-    assert bar_heights(figure) == pytest.approx(want, abs=0.005)
+    heights = bar_heights(figure)
+    stream = heights.pop("stream")
+    assert heights == pytest.approx(
+        {mode: e for mode, e in want.items() if mode != "stream"}, abs=0.005
+    )
+    # A stream from lengths joins the rows as given: with each text's own
+    # tokens and its end token, the pipeline's stream.
+    joined = [len(row) + 1 if row else 0 for row in ids]
+    got = viz.padding_efficiencies(joined, **options)["stream"]
+    assert got == pytest.approx(want["stream"], abs=0.005)
+    assert 0 < stream <= 1
 
 
 @pytest.mark.parametrize(

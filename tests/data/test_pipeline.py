@@ -695,7 +695,7 @@ def test_bad_sources(tmp_path, tokenizer):
 
 def test_bad_tokenizers(tokenizer):
     kwargs = dict(batch_size=2, max_length=8)
-    with pytest.raises(TypeError, match=r"tokenizer of type str"):
+    with pytest.raises(TypeError, match=r"tokenizer='bert' \(of type str\)"):
         make_dataset(["a"], "bert", **kwargs)
     wrapped = VocabularyTokenizer(
         tokenizer.get_vocabulary(), add_special_tokens=True

@@ -182,8 +182,13 @@ def compare_batchings(
     >>> tokenizer.adapt(["a b c", "d e", "f"])
     >>> comparison = tf_input.data.efficiency.compare_batchings(
     ...     ["a b c", "d e", "f"], tokenizer, batch_size=2, max_length=8)
-    >>> {m: round(e, 3) for m, e in comparison.efficiencies.items()}
-    {'longest': 0.923, 'max_length': 0.375, 'bucket': 0.5, 'pack': 0.75}
+    >>> for mode, value in comparison.efficiencies.items():
+    ...     print(mode, round(value, 3))
+    longest 0.923
+    max_length 0.375
+    bucket 0.5
+    pack 0.75
+    stream 0.562
     """
     # Imported here: the pipeline imports this module (the boundary
     # search).
@@ -201,6 +206,9 @@ def compare_batchings(
     dataset_options.setdefault("count_batches", False)
     results, boundaries = {}, None
     for mode in batchings:
+        options = dict(dataset_options)
+        if mode != "stream":  # the separator of a stream only
+            options.pop("separator", None)
         with warnings.catch_warnings():
             # Skipped examples are counted by `stats` (and reported).
             warnings.simplefilter("ignore", SkippedExamplesWarning)
@@ -210,7 +218,7 @@ def compare_batchings(
                 batching=mode,
                 batch_size=batch_size,
                 max_length=max_length,
-                **dataset_options,
+                **options,
             )
         results[mode] = stats(dataset)
         if mode == "bucket":
@@ -265,9 +273,12 @@ def padding_efficiencies(
     so they are the pipeline's own: the bucket boundaries it chooses from
     its first `sample_size` examples (`choose_boundaries`), its packer
     (whole examples per row, first-fit decreasing within each chunk), the
-    regrouping of the buckets' last rows, the filled last batches. Modes
-    that put tokens between examples count them as the pipeline does for a
-    tokenizer with an end token. For the figures of a particular tokenizer
+    regrouping of the buckets' last rows, the filled last batches. In
+    `"stream"` the rows are joined as they are, with no separator: their
+    special tokens stand for it (a tokenizer's stream puts its end token
+    alone between texts, so the lengths of `[CLS] ... [SEP]` rows count one
+    token more per example than its stream). For the figures of a
+    particular tokenizer
     on texts, call `compare_batchings` (or `tf_input.viz.plot_lengths`)
     with the texts and the tokenizer.
 
@@ -290,8 +301,13 @@ def padding_efficiencies(
     >>> efficiencies = tf_input.data.efficiency.padding_efficiencies(
     ...     [1, 2, 7, 8, 2, 1], batch_size=2, max_length=8,
     ...     bucket_boundaries=[2, 8])
-    >>> {mode: round(value, 4) for mode, value in efficiencies.items()}
-    {'longest': 0.875, 'max_length': 0.4375, 'bucket': 0.875, 'pack': 0.6562}
+    >>> for mode, value in efficiencies.items():
+    ...     print(mode, round(value, 4))
+    longest 0.875
+    max_length 0.4375
+    bucket 0.875
+    pack 0.6562
+    stream 0.6562
     """
     if "add_special_tokens" in dataset_options:
         raise ValueError(
@@ -314,5 +330,6 @@ def padding_efficiencies(
         num_buckets=num_buckets,
         bucket_boundaries=bucket_boundaries,
         add_special_tokens=False,
+        separator=[],
         **dataset_options,
     ).efficiencies

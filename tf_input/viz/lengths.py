@@ -135,7 +135,7 @@ def plot_lengths(
     ...     [1, 2, 7, 8, 2, 1], batch_size=2, max_length=8,
     ...     bucket_boundaries=[2, 8])
     >>> [float(bar.get_height()) for bar in figure.axes[1].patches]
-    [0.875, 0.4375, 0.875, 0.65625]
+    [0.875, 0.4375, 0.875, 0.65625, 0.65625]
     """
     bins = check_positive_int("bins", bins)
     log = check_bool("log", log)
@@ -168,7 +168,7 @@ def plot_length_report(
     ...     [3, 5, 5, 9], batch_size=2, max_length=8)
     >>> figure = tf_input.viz.plot_length_report(report, bins=4)
     >>> [t.get_text() for t in figure.axes[1].get_xticklabels()]
-    ['longest', 'max_length', 'bucket', 'pack']
+    ['longest', 'max_length', 'bucket', 'pack', 'stream']
     """
     check_type("report", report, LengthReport, "a `LengthReport`")
     bins = check_positive_int("bins", bins)

@@ -191,8 +191,13 @@ def length_report(
     >>> report = tf_input.viz.length_report(
     ...     [1, 2, 7, 8, 2, 1], batch_size=2, max_length=8,
     ...     bucket_boundaries=[2, 8])
-    >>> {mode: round(value, 4) for mode, value in report.efficiencies.items()}
-    {'longest': 0.875, 'max_length': 0.4375, 'bucket': 0.875, 'pack': 0.6562}
+    >>> for mode, value in report.efficiencies.items():
+    ...     print(mode, round(value, 4))
+    longest 0.875
+    max_length 0.4375
+    bucket 0.875
+    pack 0.6562
+    stream 0.6562
     """
     _check_examples(lengths, texts, tokenizer)
     examples = "texts" if texts is not None else "lengths"
@@ -222,6 +227,9 @@ def length_report(
         skipped = int(np.sum(lengths == 0))
         lengths = lengths[lengths > 0]
         dataset_options["add_special_tokens"] = False
+        # A stream joins these rows as they are: their special tokens
+        # stand for the separators (see `padding_efficiencies`).
+        dataset_options["separator"] = []
     if lengths.size == 0:
         raise ValueError(
             f"`{examples}` must hold at least one example with a token. "
