@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from tf_input._validation import check_one_of
+from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.base import Tokenizer
 
 SPLITS = ("whitespace", "character", "whitespace_digits")
@@ -125,10 +126,12 @@ class VocabularyTokenizer(Tokenizer):
             )
         self._vocabulary = vocabulary
         self._token_index = None
-        ids = tf.range(len(vocabulary), dtype="int32")
-        self._lookup = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(vocabulary, ids),
-            default_value=self._index()[self.specials[3]],
+        self._lookup = lookup_table(
+            vocabulary,
+            range(len(vocabulary)),
+            self._index()[self.specials[3]],
+            key_dtype=tf.string,
+            value_dtype=tf.int32,
         )
         self._tokens = tf.constant(vocabulary)
         roles = dict(zip(("pad", "bos", "eos", "unk"), self.specials))

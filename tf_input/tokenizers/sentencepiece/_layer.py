@@ -14,10 +14,10 @@ from keras.src.saving import serialization_lib
 
 from tf_input._ragged import row_ids
 from tf_input.tokenizers import _added_tokens
+from tf_input.tokenizers._utf8 import replace_invalid_bytes
 from tf_input.tokenizers.base import Tokenizer
-from tf_input.tokenizers.sentencepiece._bpe import CharBPE
+from tf_input.tokenizers.engines.char_bpe import CharBPE
 from tf_input.tokenizers.sentencepiece._bpe import model_merges
-from tf_input.tokenizers.sentencepiece._bpe import replace_invalid_bytes
 from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
 from tf_input.tokenizers.sentencepiece._model_file import _parse_model
