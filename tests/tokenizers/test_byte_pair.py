@@ -26,8 +26,8 @@ from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
 from tests.testing import run_tokenizer_test
 from tests.testing import text_lines
-from tf_input.tokenizers import byte_pair
-from tf_input.tokenizers.byte_pair import BytePairTokenizer
+from tf_input.tokenizers import BytePairTokenizer
+from tf_input.tokenizers._byte_level import ALPHABET
 
 VOCAB = data_path("gpt2", "vocab.json")
 MERGES = data_path("gpt2", "merges.txt")
@@ -388,7 +388,7 @@ def test_add_special_tokens_wraps_with_bos_and_eos(small):
 
 
 def test_roberta_style_roles():
-    vocab = {c: i for i, c in enumerate(byte_pair._ALPHABET)}
+    vocab = {c: i for i, c in enumerate(ALPHABET)}
     for token in ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]:
         vocab[token] = len(vocab)
     tokenizer = BytePairTokenizer(vocab, [], add_special_tokens=True)
@@ -498,7 +498,7 @@ def test_unordered_merges_match_hf():
     """Merges listed before the merges that make their parts."""
     rng = random.Random(0)
     letters = "abcd"
-    vocab = {c: i for i, c in enumerate(byte_pair._ALPHABET)}
+    vocab = {c: i for i, c in enumerate(ALPHABET)}
     merges = []
     tokens = list(letters)
     while len(merges) < 40:

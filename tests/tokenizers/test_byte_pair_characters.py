@@ -1,4 +1,4 @@
-"""Whole characters at the start of the merge loop (`_whole_characters`).
+"""Whole characters at the start of the merge loop (`whole_characters`).
 
 BytePairTokenizer starts BPE from one token per multi-byte character where
 that is proven exact, instead of from its bytes. These tests build the
@@ -26,14 +26,14 @@ from tests.tokenizers.test_byte_pair import assert_parity
 from tests.tokenizers.test_byte_pair import hf_reference
 from tests.tokenizers.test_byte_pair import ours_ids
 from tf_input.tokenizers import BytePairTokenizer
-from tf_input.tokenizers import byte_pair
-from tf_input.tokenizers.byte_pair import byte_level
+from tf_input.tokenizers._byte_level import ALPHABET
+from tf_input.tokenizers._byte_level import byte_level
 
 ZHONG = "中".encode()  # e4 b8 ad
 
 
 def _byte_vocab():
-    return {c: i for i, c in enumerate(byte_pair._ALPHABET)}
+    return {c: i for i, c in enumerate(ALPHABET)}
 
 
 def _whole(tokenizer):

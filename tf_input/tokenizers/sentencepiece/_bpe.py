@@ -1,10 +1,11 @@
-"""The merges of a SentencePiece BPE `.model`, for the character BPE engine.
+"""SentencePiece BPE `.model`s: their merges, and the graphs that run them.
 
 SentencePiece BPE merges characters, not bytes (`engines/char_bpe.py`
-runs it). This module turns a `.model`'s pieces and scores into that
-engine's merges and ranks. (`CharBPE`, `replace_invalid_bytes` and
-`_VALID_UTF8` are re-exported here for the modules that import them from
-this path.)
+runs it). `model_merges` turns a `.model`'s pieces and scores into that
+engine's merges and ranks; `BpeGraph` runs it in core ops, and
+`LibraryBpe` runs the models it does not cover (`library_reason`) on TF
+Text's op. (`CharBPE`, `replace_invalid_bytes` and `_VALID_UTF8` are
+re-exported here for the modules that import them from this path.)
 
 A character that is no piece of its own has the id `num_pieces + code
 point` in the engine; a merge is every split of a normal piece into two
@@ -15,11 +16,18 @@ concatenation is a piece, by score).
 from __future__ import annotations
 
 import numpy as np
+import tensorflow as tf
 
+from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers._utf8 import VALID_UTF8 as _VALID_UTF8  # noqa: F401
-from tf_input.tokenizers._utf8 import replace_invalid_bytes  # noqa: F401
-from tf_input.tokenizers.engines.char_bpe import CharBPE  # noqa: F401
+from tf_input.tokenizers._utf8 import replace_invalid_bytes
+from tf_input.tokenizers.engines.char_bpe import CharBPE
+from tf_input.tokenizers.sentencepiece._normalizer import whitespace_rules
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
+from tf_input.tokenizers.sentencepiece._proto import _SPACE
+from tf_input.tokenizers.sentencepiece._proto import _UNUSED
+from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
+from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
 
 
 def model_merges(model):
@@ -124,3 +132,103 @@ def _runs_of_one_character(model, symbols, merged, rank_of, tied):
         ):
             return None
     return symbols[c], symbols[c * longest], longest
+
+
+def library_reason(model):
+    """Why a BPE model runs on TF Text's library op, or None.
+
+    The core-ops engine covers the models of today's LLMs (Mistral, Llama
+    2: no normalization rules); these stay on the library op.
+    """
+    if model.charsmap:
+        return "normalization rules (a precompiled charsmap)"
+    if model.suffix_space:
+        return "treat_whitespace_as_suffix"
+    if _UNUSED in model.types:
+        return "unused pieces (sentencepiece re-segments them)"
+    for piece, piece_type in zip(model.pieces, model.types):
+        if piece_type == _USER_DEFINED and (" " in piece or _SPACE in piece):
+            return "a user-defined piece with a space"
+    return None
+
+
+class BpeGraph(tf.Module):
+    """A BPE `.model` on the character BPE engine, in core ops.
+
+    Args:
+        model: the parsed `_proto` model (`library_reason(model)` None).
+        byte_ids: None, or the ids of the 256 byte pieces (byte fallback).
+    """
+
+    uses_core_ops_only = True
+
+    def __init__(self, model, byte_ids):
+        super().__init__()
+        self._model = model
+        symbols, merges, ranks, tied, whole, runs = model_merges(model)
+        user = [
+            (p, i)
+            for i, (p, t) in enumerate(zip(model.pieces, model.types))
+            if t == _USER_DEFINED
+        ]
+        self._user_pieces = _added_tokens.Extractor(
+            _added_tokens.check_added_tokens(
+                [{"id": i, "content": p, "special": False} for p, i in user],
+                "the user-defined pieces",
+            ),
+            False,
+            "the user-defined pieces",
+        )
+        self.char_bpe = CharBPE(
+            model.pieces,
+            symbols,
+            merges,
+            ranks,
+            tied_ranks=tied,
+            whole=whole,
+            runs=runs,
+            extra_words=(
+                [_added_tokens.placeholder(i) for _, i in user],
+                [i for _, i in user],
+            ),
+            byte_ids=byte_ids,
+            unk_id=model.unk_id,
+            reserved=[
+                (ord(p), i)
+                for i, (p, t) in enumerate(zip(model.pieces, model.types))
+                if len(p) == 1 and t != _NORMAL and t != _USER_DEFINED
+            ],
+        )
+
+    def warm_up(self):
+        pass
+
+    def tokenize(self, texts):
+        """sentencepiece's BPE in core ops: bad bytes -> U+FFFD, the
+        whitespace rules, user-defined pieces cut out (kept whole), the
+        merges, then characters without a piece -> byte pieces or unk."""
+        texts = tf.reshape(texts, [-1])
+        texts = whitespace_rules(replace_invalid_bytes(texts), self._model)
+        segments, per_line = self._user_pieces(texts)
+        values, splits = self.char_bpe.encode(segments)
+        return tf.RaggedTensor.from_row_splits(
+            values, tf.gather(splits, per_line), validate=False
+        )
+
+
+class LibraryBpe(tf.Module):
+    """A BPE `.model` the engine does not cover (`library_reason`), on TF
+    Text's op around the `sentencepiece` library."""
+
+    uses_core_ops_only = False
+
+    def __init__(self, proto):
+        super().__init__()
+        self._proto = proto
+
+    def warm_up(self):
+        """Makes the op parse the model now (see `UnigramGraph.warm_up`)."""
+        _run_library(self._proto, tf.constant([""]), tf.int32)
+
+    def tokenize(self, texts):
+        return _run_library(self._proto, texts, tf.int32)
