@@ -528,11 +528,17 @@ def test_contract(small, hf_small):
     )
 
 
-def test_config_holds_the_files_contents(small):
+def test_config_names_the_files_contents_by_digest(small, small_files):
+    # The vocabulary and merges are a Keras asset (tests/tokenizers/
+    # test_assets.py); the config names them by SHA-256.
     config = small.get_config()
-    assert isinstance(config["vocabulary"], dict)
-    assert isinstance(config["merges"], list)
+    assert config["vocabulary"] is None and config["merges"] is None
+    assert len(config["vocabulary_sha256"]) == 64
     assert config["special_tokens"] == [EOT]
+    asset = json.loads(small._asset_bytes())
+    with open(small_files[0], encoding="utf-8") as f:
+        assert asset["vocabulary"] == json.load(f)
+    assert isinstance(asset["merges"], list)
 
 
 # --- Errors -----------------------------------------------------------------

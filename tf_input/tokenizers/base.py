@@ -136,6 +136,10 @@ class Tokenizer(keras.layers.Layer):
         self._eager = _EagerPath()
 
     # --- To implement -------------------------------------------------------
+    def _check_ready(self):
+        """Raises if the tokenizer cannot tokenize yet (a layer made by
+        `from_config` that waits for its vocabulary asset)."""
+
     def _tokenize_batch(self, texts):
         raise NotImplementedError
 
@@ -231,6 +235,7 @@ class Tokenizer(keras.layers.Layer):
             int32 tensor `[S]` for a scalar, `tf.RaggedTensor` `[N, None]`
             for a batch.
         """
+        self._check_ready()
         text = tf.convert_to_tensor(text)
         if text.dtype != tf.string:
             raise TypeError(
@@ -295,6 +300,7 @@ class Tokenizer(keras.layers.Layer):
         Returns:
             A scalar string tensor for 1-D ids, else `[N]` strings.
         """
+        self._check_ready()
         if not isinstance(skip_special_tokens, bool):
             raise ValueError(
                 "`skip_special_tokens` must be True or False. Received: "

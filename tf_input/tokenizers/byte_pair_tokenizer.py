@@ -40,6 +40,7 @@ loop runs as many steps as the longest word has merges.
 
 from __future__ import annotations
 
+import json
 import os
 
 import keras
@@ -47,6 +48,9 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input.tokenizers import _added_tokens
+from tf_input.tokenizers._assets import FROM_ASSETS
+from tf_input.tokenizers._assets import VocabularyAsset
+from tf_input.tokenizers._assets import json_asset
 from tf_input.tokenizers._bpe_files import load_merges
 from tf_input.tokenizers._bpe_files import load_vocabulary
 from tf_input.tokenizers._byte_level import ALPHABET
@@ -75,7 +79,7 @@ _ROLES = ("bos", "eos", "pad", "unk", "cls", "sep", "mask")
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class BytePairTokenizer(Tokenizer):
+class BytePairTokenizer(VocabularyAsset, Tokenizer):
     """Byte-level BPE tokenizer (GPT-2, RoBERTa, Llama 3, Qwen, GPT-4...).
 
     Gives the same ids as Hugging Face `tokenizers` for the same files
@@ -194,78 +198,74 @@ class BytePairTokenizer(Tokenizer):
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        if not (
-            pretokenizer in ("gpt2", None) or isinstance(pretokenizer, dict)
-        ):
+        _check_options(pretokenizer, ignore_merges, split_special_tokens)
+        if special_tokens is not None and added_tokens is not None:
             raise ValueError(
-                "`pretokenizer` must be one of ('gpt2', None) or a Hugging "
-                "Face pre_tokenizer description (a dict). Received: "
-                f"pretokenizer={pretokenizer!r}."
+                "Pass either `special_tokens` or `added_tokens`, not both."
             )
-        for name, value in (
-            ("ignore_merges", ignore_merges),
-            ("split_special_tokens", split_special_tokens),
-        ):
-            if not isinstance(value, bool):
-                raise ValueError(
-                    f"`{name}` must be True or False. Received: "
-                    f"{name}={value!r}."
-                )
         self.pretokenizer = pretokenizer
         self.ignore_merges = ignore_merges
         self.split_special_tokens = split_special_tokens
         self._pre = PreTokenizer(pretokenizer)
         self._normalizer = Normalizer(normalizer)
+        self._init_asset()
+        # Plain Python data, returned by `get_config`; kept out of Keras'
+        # and tf.Module's attribute tracking (50k-entry dicts and lists).
+        self._data = Untracked()
+        self._data.vocabulary = None
+        self._data.special_tokens = special_tokens
+        self._data.added_tokens = added_tokens
+        self._data.normalizer = normalizer
+        self._data.templates = templates
+        self._data.roles = roles
+        if vocabulary is not FROM_ASSETS:
+            self._set_vocabulary(vocabulary, merges)
+
+    def _set_vocabulary(self, vocabulary, merges):
+        """Reads and checks the vocabulary and merges, and builds the
+        tables (in `__init__`, or in `load_assets` for a `.keras` file)."""
+        added_tokens = self._data.added_tokens
         # A tokenizer.json vocabulary may have gaps (cl100k's, for the ids
         # of its added tokens); a vocab.json may not.
         vocabulary = load_vocabulary(
             vocabulary, allow_gaps=added_tokens is not None
         )
+        specials = None
         if added_tokens is None:
-            specials = _check_special_tokens(special_tokens, vocabulary)
+            specials = _check_special_tokens(
+                self._data.special_tokens, vocabulary
+            )
             added = [
                 {"id": vocabulary[t], "content": t, "special": True,
                  "normalized": False}
                 for t in specials
             ]  # fmt: skip
         else:
-            if special_tokens is not None:
-                raise ValueError(
-                    "Pass either `special_tokens` or `added_tokens`, not both."
-                )
-            specials = None
             added = added_tokens
         added = _added_tokens.check_added_tokens(added, "`added_tokens`")
-        # Plain Python data, returned by `get_config`; kept out of Keras'
-        # and tf.Module's attribute tracking (50k-entry dicts and lists).
-        self._data = Untracked()
-        self._data.vocabulary = vocabulary
         self._data.special_tokens = specials
-        self._data.added_tokens = added if added_tokens is not None else None
-        self._data.normalizer = normalizer
-        self._data.templates = templates
-        self._data.roles = roles
         self._set_tokens(vocabulary, added)
         decoded = [
             None if t is None else token_to_bytes(t)
             for t in self._data.model_tokens
         ]
         self._data.decoded = decoded
-        token_bytes = [b"" if d is None else d[0] for d in decoded]
         if merges is None:
             with tf.init_scope():
                 merge_ids, ranks = rank_pairs(
                     [d[0] if d is not None and d[1] else None for d in decoded]
                 )
-            self._data.merges = None
         else:
             merges, merge_ids = load_merges(merges, vocabulary)
             ranks = np.arange(len(merge_ids), dtype=np.int64)
-            self._data.merges = merges
-        self._set_roles(roles, added, specials)
-        self._set_templates(templates)
+        self._set_roles(self._data.roles, added, specials)
+        self._set_templates(self._data.templates)
+        token_bytes = [b"" if d is None else d[0] for d in decoded]
         with tf.init_scope():
-            self._build_tables(merge_ids, ranks, token_bytes, added)
+            self._build_tables(vocabulary, merge_ids, ranks, token_bytes, added)
+        # Set last: the tokenizer has a vocabulary once all of it is built.
+        self._data.merges = merges
+        self._data.vocabulary = vocabulary
 
     @classmethod
     def from_files(cls, vocab_json, merges_txt, **kwargs):
@@ -343,9 +343,8 @@ class BytePairTokenizer(Tokenizer):
         self._templates = parsed
 
     # --- Tables -------------------------------------------------------------
-    def _build_tables(self, merge_ids, ranks, token_bytes, added):
+    def _build_tables(self, vocabulary, merge_ids, ranks, token_bytes, added):
         """`merge_ids`: int64 `[n, 3]`, (left, right, merged) per merge."""
-        vocabulary = self._data.vocabulary
         alphabet = [vocabulary.get(char, -1) for char in ALPHABET]
         byte_level = [d is not None and d[1] for d in self._data.decoded]
         # Decoding: HF's ByteLevel decoder on each token's string (for an
@@ -426,6 +425,7 @@ class BytePairTokenizer(Tokenizer):
 
     # --- Python-side API ----------------------------------------------------
     def _special_ids(self):
+        self._check_ready()
         return self._data.special_ids
 
     def _detokenize_batch(self, ids):
@@ -438,10 +438,12 @@ class BytePairTokenizer(Tokenizer):
         Ids that are no token (a gap before an added token, as in cl100k)
         hold `""`.
         """
+        self._check_ready()
         return list(self._data.tokens)
 
     def token_to_id(self, token):
         """The id of `token` (Python str); an error if it is not a token."""
+        self._check_ready()
         if token not in self._data.index:
             raise ValueError(
                 f"{token!r} is not in the vocabulary of this "
@@ -462,6 +464,7 @@ class BytePairTokenizer(Tokenizer):
     @property
     def special_tokens(self):
         """Dict from role (`"bos"`, `"eos"`, `"pad"`, ...) to id."""
+        self._check_ready()
         return dict(self._roles)
 
     @property
@@ -470,28 +473,91 @@ class BytePairTokenizer(Tokenizer):
         return True
 
     def get_config(self):
-        config = {
+        return {
             **super().get_config(),
-            "vocabulary": dict(self._data.vocabulary),
-            "merges": (
-                None if self._data.merges is None else list(self._data.merges)
-            ),
+            # Saved as an asset, named by `vocabulary_sha256` (`_assets`).
+            "vocabulary": None,
+            "merges": None,
             "special_tokens": (
                 None
                 if self._data.special_tokens is None
                 else list(self._data.special_tokens)
             ),
             "pretokenizer": self.pretokenizer,
-        }
-        extra = {
             "normalizer": self._data.normalizer,
             "added_tokens": self._data.added_tokens,
             "ignore_merges": self.ignore_merges,
             "split_special_tokens": self.split_special_tokens,
             "templates": self._data.templates,
             "roles": self._data.roles,
+            **self._asset_config(),
         }
-        return {**config, **extra}
+
+    # --- The vocabulary as a Keras asset (`_assets`) -------------------------
+    asset_name = "vocabulary.json"
+    digest_key = "vocabulary_sha256"
+
+    def _waiting_for_asset(self):
+        return self._data.vocabulary is None
+
+    def _asset_bytes(self):
+        content = {"vocabulary": self._data.vocabulary}
+        content["merges"] = self._data.merges
+        return json.dumps(content, ensure_ascii=False).encode("utf-8")
+
+    def _load_asset_bytes(self, data, source):
+        content = _read_asset(data, source)
+        self._set_vocabulary(content["vocabulary"], content["merges"])
+
+    @classmethod
+    def _config_has_vocabulary(cls, config):
+        return isinstance(config.get("vocabulary"), dict)
+
+    @classmethod
+    def _vocabulary_kwargs(cls, data):
+        if data is FROM_ASSETS:
+            return {"vocabulary": FROM_ASSETS, "merges": None}
+        content = _read_asset(data, "the remembered vocabulary")
+        return {
+            "vocabulary": content["vocabulary"],
+            "merges": content["merges"],
+        }
+
+
+def _read_asset(data, source):
+    """The `{"vocabulary": ..., "merges": ...}` of an asset's bytes."""
+    content = json_asset(data, source, "BytePairTokenizer")
+    if not (
+        isinstance(content, dict)
+        and isinstance(content.get("vocabulary"), dict)
+        and isinstance(content.get("merges", ()), (list, type(None)))
+    ):
+        raise ValueError(
+            f"BytePairTokenizer could not read {source}: expected a JSON "
+            "object with a `vocabulary` object and a `merges` list (or "
+            "null)."
+        )
+    return {
+        "vocabulary": content["vocabulary"],
+        "merges": content.get("merges"),
+    }
+
+
+def _check_options(pretokenizer, ignore_merges, split_special_tokens):
+    if not (pretokenizer in ("gpt2", None) or isinstance(pretokenizer, dict)):
+        raise ValueError(
+            "`pretokenizer` must be one of ('gpt2', None) or a Hugging "
+            "Face pre_tokenizer description (a dict). Received: "
+            f"pretokenizer={pretokenizer!r}."
+        )
+    for name, value in (
+        ("ignore_merges", ignore_merges),
+        ("split_special_tokens", split_special_tokens),
+    ):
+        if not isinstance(value, bool):
+            raise ValueError(
+                f"`{name}` must be True or False. Received: {name}={value!r}."
+            )
 
 
 def _check_special_tokens(special_tokens, vocabulary):

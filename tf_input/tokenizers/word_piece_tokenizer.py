@@ -8,11 +8,15 @@ corrections that make them give Hugging Face's ids) is the engine in
 
 from __future__ import annotations
 
+import json
 import os
 
 import keras
 
 from tf_input._validation import check_positive_int
+from tf_input.tokenizers._assets import FROM_ASSETS
+from tf_input.tokenizers._assets import VocabularyAsset
+from tf_input.tokenizers._assets import json_asset
 from tf_input.tokenizers._templates import parse_templates
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.engines.bert_tables import SPECIAL_TOKENS
@@ -61,7 +65,7 @@ def _read_vocabulary_file(path):
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class WordPieceTokenizer(Tokenizer):
+class WordPieceTokenizer(VocabularyAsset, Tokenizer):
     """BERT's WordPiece tokenizer, with the same ids as Hugging Face.
 
     Gives, for every input, the ids of Hugging Face `tokenizers`'
@@ -98,8 +102,9 @@ class WordPieceTokenizer(Tokenizer):
 
     Args:
         vocabulary: list of str (id = position), or the path of a BERT
-            `vocab.txt` (one token per line). The tokens are stored in
-            `get_config`, so saved models need no extra file.
+            `vocab.txt` (one token per line). A `.keras` file keeps the
+            tokens as an asset (`vocabulary.json`; the config holds its
+            SHA-256), so saved models need no extra file.
         lowercase: bool. Lowercase the text. Defaults to `True` (uncased
             BERT); use `False` for cased vocabularies.
         strip_accents: bool or None. Decompose (NFD) and drop nonspacing
@@ -178,39 +183,55 @@ class WordPieceTokenizer(Tokenizer):
         self.max_word_length = check_positive_int(
             "max_word_length", max_word_length
         )
-        self.vocabulary = self._checked_vocabulary(vocabulary)
-        self._token_index = {t: i for i, t in enumerate(self.vocabulary)}
+        self.templates_config = templates
+        self._init_asset()
+        self.vocabulary = None
+        if vocabulary is not FROM_ASSETS:
+            self._set_vocabulary(vocabulary)
+
+    def _set_vocabulary(self, vocabulary):
+        """Reads and checks the vocabulary and builds the engine (in
+        `__init__`, or in `load_assets` for a `.keras` file)."""
+        vocabulary = self._checked_vocabulary(vocabulary)
+        self._token_index = {t: i for i, t in enumerate(vocabulary)}
+        unknown_token = self.unknown_token
         if unknown_token not in self._token_index:
             raise ValueError(
                 f"The unknown token {unknown_token!r} is not in the "
-                f"vocabulary ({len(self.vocabulary)} tokens). Add it, or "
+                f"vocabulary ({len(vocabulary)} tokens). Add it, or "
                 "pass the vocabulary's own unknown token as `unknown_token`."
             )
         self._unknown_id = self._token_index[unknown_token]
-        self.templates_config = templates
+        self._set_special_ids(len(vocabulary))
+        self._engine = BertWordPiece(
+            vocabulary,
+            unknown_token=unknown_token,
+            lowercase=self.lowercase,
+            strip_accents=self.strip_accents,
+            max_word_length=self.max_word_length,
+        )
+        self.vocabulary = vocabulary
+
+    def _set_special_ids(self, size):
+        """What `add_special_tokens=True` adds: the templates' ids, else
+        [CLS] and [SEP]."""
+        templates = self.templates_config
         missing = [t for t in ("[CLS]", "[SEP]") if t not in self._token_index]
         if templates is not None:
             parsed, self._start_ids, self._end_ids = parse_templates(
-                templates, len(self.vocabulary)
+                templates, size
             )
             self._templates = parsed
-        else:
-            if add_special_tokens and missing:
-                raise ValueError(
-                    "`add_special_tokens=True` puts [CLS] and [SEP] around "
-                    f"each sequence, but the vocabulary has no {missing}. "
-                    "Use add_special_tokens=False."
-                )
-            if not missing:
-                self._start_ids = [self._token_index["[CLS]"]]
-                self._end_ids = [self._token_index["[SEP]"]]
-        self._engine = BertWordPiece(
-            self.vocabulary,
-            unknown_token=unknown_token,
-            lowercase=lowercase,
-            strip_accents=strip_accents,
-            max_word_length=self.max_word_length,
-        )
+            return
+        if self.add_special_tokens and missing:
+            raise ValueError(
+                "`add_special_tokens=True` puts [CLS] and [SEP] around "
+                f"each sequence, but the vocabulary has no {missing}. "
+                "Use add_special_tokens=False."
+            )
+        if not missing:
+            self._start_ids = [self._token_index["[CLS]"]]
+            self._end_ids = [self._token_index["[SEP]"]]
 
     @classmethod
     def from_vocab_file(cls, path, **kwargs):
@@ -275,6 +296,7 @@ class WordPieceTokenizer(Tokenizer):
 
     # --- Inspection ---------------------------------------------------------
     def get_vocabulary(self):
+        self._check_ready()
         return list(self.vocabulary)
 
     @property
@@ -284,6 +306,7 @@ class WordPieceTokenizer(Tokenizer):
 
     @property
     def special_tokens(self):
+        self._check_ready()
         out = {
             name: self._token_index[token]
             for name, token in SPECIAL_TOKENS.items()
@@ -295,10 +318,47 @@ class WordPieceTokenizer(Tokenizer):
     def get_config(self):
         return {
             **super().get_config(),
-            "vocabulary": list(self.vocabulary),
+            # Saved as an asset, named by `vocabulary_sha256` (`_assets`).
+            "vocabulary": None,
             "lowercase": self.lowercase,
             "strip_accents": self.strip_accents,
             "unknown_token": self.unknown_token,
             "max_word_length": self.max_word_length,
             "templates": self.templates_config,
+            **self._asset_config(),
         }
+
+    # --- The vocabulary as a Keras asset (`_assets`) -------------------------
+    asset_name = "vocabulary.json"
+    digest_key = "vocabulary_sha256"
+
+    def _waiting_for_asset(self):
+        return self.vocabulary is None
+
+    def _asset_bytes(self):
+        tokens = list(self.vocabulary)
+        return json.dumps(tokens, ensure_ascii=False).encode("utf-8")
+
+    def _load_asset_bytes(self, data, source):
+        self._set_vocabulary(_read_asset(data, source))
+
+    @classmethod
+    def _config_has_vocabulary(cls, config):
+        return isinstance(config.get("vocabulary"), list)
+
+    @classmethod
+    def _vocabulary_kwargs(cls, data):
+        if data is FROM_ASSETS:
+            return {"vocabulary": FROM_ASSETS}
+        return {"vocabulary": _read_asset(data, "the remembered vocabulary")}
+
+
+def _read_asset(data, source):
+    """The list of tokens of an asset's bytes."""
+    tokens = json_asset(data, source, "WordPieceTokenizer")
+    if not isinstance(tokens, list):
+        raise ValueError(
+            f"WordPieceTokenizer could not read {source}: expected a JSON "
+            f"list of tokens. Received: a {type(tokens).__name__}."
+        )
+    return tokens

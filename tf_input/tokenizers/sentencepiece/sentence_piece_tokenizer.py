@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import os
 
 import keras
 import tensorflow as tf
-from keras.src.saving import serialization_lib
 
+from tf_input.tokenizers._assets import FROM_ASSETS
+from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.sentencepiece._bpe import BpeGraph
 from tf_input.tokenizers.sentencepiece._bpe import LibraryBpe
@@ -24,7 +23,6 @@ from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
 from tf_input.tokenizers.sentencepiece._model_file import _parse_model
 from tf_input.tokenizers.sentencepiece._proto import _BPE
-from tf_input.tokenizers.sentencepiece._recent import Recent
 from tf_input.tokenizers.sentencepiece._unigram_graph import UnigramGraph
 
 
@@ -61,7 +59,7 @@ class _Traced:
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class SentencePieceTokenizer(Tokenizer):
+class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
     """Tokenizes text with a SentencePiece model, id for id as `sentencepiece`.
 
     Gives exactly the ids of `sentencepiece` 0.2.3's
@@ -72,10 +70,11 @@ class SentencePieceTokenizer(Tokenizer):
     (`ds.batch(n).map(tokenizer)`), not over single lines. In a `.keras`
     file the model is an asset (`assets/sentencepiece.model`; the config
     holds its SHA-256), and a SavedModel holds it as constants, so neither
-    needs another file. A config whose `proto` is a path is read only
-    outside Keras' safe mode. BPE models without normalization rules
-    (Mistral, Llama 2) run on core TensorFlow ops only: a SavedModel
-    holding one loads with a plain `import tensorflow`. Unigram models, and
+    needs another file. (A config whose `proto` is a path is refused: a
+    config may not make Keras read a file.) BPE models without
+    normalization rules (Mistral, Llama 2) run on core TensorFlow ops
+    only: a SavedModel holding one loads with a plain `import tensorflow`.
+    Unigram models, and
     BPE models with a precompiled charsmap, use TF Text ops: loading such a
     SavedModel needs `import tensorflow_text` first; `uses_core_ops_only`
     says which.
@@ -132,9 +131,9 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, proto, *, add_special_tokens=False, **kwargs):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self._init_asset()
         self.proto = None
-        self._expected_sha256 = None
-        if proto is _FROM_ASSETS:
+        if proto is FROM_ASSETS:
             return  # `load_assets` sets the model (a `.keras` file).
         data, source = _load_proto(proto)
         self._set_proto(data, source)
@@ -189,7 +188,7 @@ class SentencePieceTokenizer(Tokenizer):
     # --- Tokenizer API -------------------------------------------------------
     @tf.autograph.experimental.do_not_convert
     def _tokenize_batch(self, texts):
-        self._check_model()
+        self._check_ready()
         # Eagerly, run one traced graph rather than some 40 separate ops.
         if tf.executing_eagerly():
             return self._traced.tokenize(texts)
@@ -197,7 +196,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     @tf.autograph.experimental.do_not_convert
     def _detokenize_batch(self, ids):
-        self._check_model()
+        self._check_ready()
         if tf.executing_eagerly():
             return self._traced.detokenize(ids.with_row_splits_dtype(tf.int64))
         return self._detokenize_graph(ids)
@@ -211,96 +210,67 @@ class SentencePieceTokenizer(Tokenizer):
     @property
     def uses_core_ops_only(self):
         """True if the graph needs no TF Text op (see the class doc)."""
-        self._check_model()
+        self._check_ready()
         return self._engine.uses_core_ops_only
 
     def get_vocabulary(self):
-        self._check_model()
+        self._check_ready()
         return list(self._model.pieces)
 
     @property
     def special_tokens(self):
-        self._check_model()
+        self._check_ready()
         return dict(self._special)
 
-    # --- Saving ---------------------------------------------------------------
+    # --- Saving: the model is a Keras asset (`_assets`) ---------------------
+    asset_name = "sentencepiece.model"
+    digest_key = "proto_sha256"
+    _asset_what = "model"
+
     def get_config(self):
         """The config names the model by its SHA-256; the model itself is a
         Keras asset (`save_assets`), not megabytes of base64 in
         `config.json`. In the same process `from_config` finds the model by
         its digest (layer cloning); from a `.keras` file, `load_assets`
         reads it."""
-        self._check_model()
-        return {
-            **super().get_config(),
-            "proto": None,
-            "proto_sha256": _KNOWN_PROTOS.remember(self.proto),
-        }
+        return {**super().get_config(), "proto": None, **self._asset_config()}
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        proto = config.pop("proto", None)
-        digest = config.pop("proto_sha256", None)
-        if isinstance(proto, str):
-            proto = _proto_of_config_string(proto)
-        elif proto is None:
-            proto = _KNOWN_PROTOS.get(digest, _FROM_ASSETS)
-        layer = cls(proto, **config)
-        layer._expected_sha256 = digest
-        return layer
+        if isinstance(config.get("proto"), str):
+            config["proto"] = _proto_of_config_string(config["proto"])
+        return super().from_config(config)
 
-    def save_assets(self, dir_path):
-        self._check_model()
-        with open(os.path.join(dir_path, _ASSET), "wb") as f:
-            f.write(self.proto)
+    def _waiting_for_asset(self):
+        return self.proto is None
 
-    def load_assets(self, dir_path):
-        path = os.path.join(dir_path, _ASSET)
-        with open(path, "rb") as f:
-            data = f.read()
-        digest = hashlib.sha256(data).hexdigest()
-        if self._expected_sha256 not in (None, digest):
-            raise ValueError(
-                f"SentencePieceTokenizer: the model asset {path!r} has "
-                f"SHA-256 {digest}, but the config names "
-                f"{self._expected_sha256}: the saved file is corrupt or was "
-                "edited."
-            )
-        if self.proto is None:
-            self._set_proto(data, f"the model asset {path!r}")
+    def _asset_bytes(self):
+        return self.proto
 
-    def _check_model(self):
-        if self.proto is None:
-            raise ValueError(
-                "This SentencePieceTokenizer has no model yet: it was made "
-                "by `from_config` from a config that names its model by "
-                "digest only, and no `.keras` asset was loaded into it. Load "
-                "the `.keras` file with `keras.saving.load_model`, or pass "
-                "the `.model` file to `SentencePieceTokenizer`."
-            )
+    def _load_asset_bytes(self, data, source):
+        self._set_proto(data, source)
 
+    @classmethod
+    def _config_has_vocabulary(cls, config):
+        return config.get("proto") is not None
 
-# `from_config`: the model comes from the `.keras` file's assets.
-_FROM_ASSETS = object()
-_ASSET = "sentencepiece.model"
-# Models whose config was taken in this process, by SHA-256 (the last 8).
-_KNOWN_PROTOS = Recent()
+    @classmethod
+    def _vocabulary_kwargs(cls, data):
+        return {"proto": data}
 
 
 def _proto_of_config_string(proto):
-    """A config's `proto` string: base64 (configs written before the model
-    became an asset), or a path, which is read only outside Keras' safe
-    mode (a config must not make `load_model` read arbitrary files)."""
+    """A config's `proto` string: base64, as configs held the model before
+    it became an asset. A path is refused: a config must not make
+    `keras.saving.load_model` read arbitrary files."""
     try:
         return base64.b64decode(proto, validate=True)
     except (binascii.Error, ValueError):
         pass
-    if serialization_lib.in_safe_mode():
-        raise ValueError(
-            "SentencePieceTokenizer: the config names the model file "
-            f"{proto!r}. Reading a file named in a config is refused in "
-            "Keras' safe mode; if you trust this config, load it with "
-            "`keras.saving.load_model(..., safe_mode=False)`."
-        )
-    return proto
+    raise ValueError(
+        "SentencePieceTokenizer: the config names the model file "
+        f"{proto!r}, but a config may not make Keras read a file (a `.keras` "
+        "file carries the model as an asset). Build the tokenizer from the "
+        f"file instead: `SentencePieceTokenizer({proto!r})`."
+    )
