@@ -17,6 +17,7 @@
 keras-hub's `run_preprocessing_layer_test`), for one tokenizer and a batch
 of texts:
 
+* `repr` names the class and the vocabulary size;
 * the registered name is `tf_input>ClassName`; `get_config` is JSON, and
   `from_config` and Keras's `serialize_keras_object` /
   `deserialize_keras_object` round trip give the same config and ids;
@@ -339,6 +340,11 @@ def run_tokenizer_test(
         assert one.numpy().tolist() == row, text
     empty = tokenizer(tf.constant([], tf.string))
     assert empty.shape.as_list() == [0, None]
+
+    # What it is, in one line.
+    text = repr(tokenizer)
+    assert text.startswith(f"<{cls.__name__} name="), text
+    assert f"vocabulary_size={tokenizer.vocabulary_size()}," in text, text
 
     # Config and serialization round trips.
     registered = keras.saving.get_registered_name(cls)

@@ -371,7 +371,7 @@ def test_special_tokens_are_kept_whole(gpt2, hf_gpt2):
 
 
 def test_no_special_tokens_splits_them_like_hf(small_files):
-    plain = BytePairTokenizer(*small_files, special_tokens=[])
+    plain = BytePairTokenizer(*small_files, unsplittable_tokens=[])
     reference = hf_reference(*small_files)
     assert_parity(plain, reference, [f"a{EOT}b", EOT, f" {EOT}  {EOT}"])
     assert plain.special_tokens == {}
@@ -489,7 +489,7 @@ def test_vocabulary_without_every_byte_drops_them_like_hf():
     vocab = {c: i for i, c in enumerate("abcĠ")}
     vocab.update({"ab": 4, "Ġa": 5, "Ġab": 6})
     merges = ["a b", "Ġ a", "Ġa b"]
-    ours = BytePairTokenizer(vocab, merges, special_tokens=[])
+    ours = BytePairTokenizer(vocab, merges, unsplittable_tokens=[])
     texts = ["ab ab", "a-b x", "ébc", " ab!"]
     assert_parity(ours, hf_reference(vocab, merges), texts)
 
@@ -509,7 +509,7 @@ def test_unordered_merges_match_hf():
         tokens.append(left + right)
         merges.append(f"{left} {right}")
     rng.shuffle(merges)
-    ours = BytePairTokenizer(vocab, merges, special_tokens=[])
+    ours = BytePairTokenizer(vocab, merges, unsplittable_tokens=[])
     assert not ours._engine.all_at_once
     texts = [
         "".join(rng.choice(letters) for _ in range(30)) for _ in range(200)
@@ -534,7 +534,7 @@ def test_config_names_the_files_contents_by_digest(small, small_files):
     config = small.get_config()
     assert config["vocabulary"] is None and config["merges"] is None
     assert len(config["vocabulary_sha256"]) == 64
-    assert config["special_tokens"] == [EOT]
+    assert config["unsplittable_tokens"] == [EOT]
     asset = json.loads(small._asset_bytes())
     with open(small_files[0], encoding="utf-8") as f:
         assert asset["vocabulary"] == json.load(f)
@@ -622,12 +622,12 @@ def test_bad_arguments():
         BytePairTokenizer(vocab, [3])
     with pytest.raises(ValueError, match="`pretokenizer` must be one of"):
         BytePairTokenizer(vocab, ["a b"], pretokenizer="llama3")
-    with pytest.raises(TypeError, match="`special_tokens` must be None"):
-        BytePairTokenizer(vocab, ["a b"], special_tokens="ab")
+    with pytest.raises(TypeError, match="`unsplittable_tokens` must be None"):
+        BytePairTokenizer(vocab, ["a b"], unsplittable_tokens="ab")
     with pytest.raises(ValueError, match="'<s>' is not in the vocabulary"):
-        BytePairTokenizer(vocab, ["a b"], special_tokens=["<s>"])
+        BytePairTokenizer(vocab, ["a b"], unsplittable_tokens=["<s>"])
     with pytest.raises(ValueError, match="non-empty strings"):
-        BytePairTokenizer(vocab, ["a b"], special_tokens=[""])
+        BytePairTokenizer(vocab, ["a b"], unsplittable_tokens=[""])
     with pytest.raises(ValueError, match="`add_special_tokens` must be"):
         BytePairTokenizer(vocab, ["a b"], add_special_tokens="yes")
     with pytest.raises(TypeError, match="`vocab_json` must be a file path"):
@@ -638,6 +638,28 @@ def test_bad_arguments():
         tokenizer.detokenize([0, 7])
     with pytest.raises(TypeError, match="integer ids"):
         tokenizer.detokenize(tf.constant([0.5]))
+
+
+def test_special_tokens_is_the_deprecated_name_of_unsplittable_tokens(
+    small_files,
+):
+    with pytest.warns(DeprecationWarning, match="now `unsplittable_tokens`"):
+        old = BytePairTokenizer(*small_files, special_tokens=[])
+    new = BytePairTokenizer(*small_files, unsplittable_tokens=[])
+    texts = [f"a{EOT}b", EOT]
+    assert ours_ids(old, texts) == ours_ids(new, texts)
+    assert old.get_config()["unsplittable_tokens"] == []
+    assert "special_tokens" not in old.get_config()
+    with pytest.raises(ValueError, match="old name of `unsplittable_tokens`"):
+        BytePairTokenizer(
+            *small_files, special_tokens=[], unsplittable_tokens=[]
+        )
+    # A config written before the rename loads without a warning.
+    config = {**new.get_config()}
+    config["special_tokens"] = config.pop("unsplittable_tokens")
+    assert ours_ids(BytePairTokenizer.from_config(config), texts) == (
+        ours_ids(new, texts)
+    )
 
 
 def test_proper_ordering_is_detected(small):

@@ -76,7 +76,7 @@ def test_a_merge_with_a_lead_byte_keeps_the_bytes_after_that_byte():
     # " " + the lead byte of 中 merges first: " 中" must stay " \xe4" +
     # the rest, which starting from 中 would miss.
     vocab, merges = _zhong_vocab([(b" ", ZHONG[:1])])
-    tokenizer = BytePairTokenizer(vocab, merges, special_tokens=[])
+    tokenizer = BytePairTokenizer(vocab, merges, unsplittable_tokens=[])
     left, right = _whole(tokenizer)["中"]
     assert _joins(tokenizer, "before", left) == {ord(" ")}
     assert right == 0
@@ -93,7 +93,7 @@ def test_a_merge_with_a_lead_byte_keeps_the_bytes_after_that_byte():
 
 def test_a_merge_with_a_continuation_byte_keeps_the_bytes_before():
     vocab, merges = _zhong_vocab([(ZHONG[2:], b"a")])
-    tokenizer = BytePairTokenizer(vocab, merges, special_tokens=[])
+    tokenizer = BytePairTokenizer(vocab, merges, unsplittable_tokens=[])
     left, right = _whole(tokenizer)["中"]
     assert left == 0
     assert _joins(tokenizer, "after", right) == {ord("a")}
@@ -117,7 +117,7 @@ def _rank_tokenizer(tokens):
     ours = BytePairTokenizer(
         vocabulary,
         None,
-        special_tokens=[],
+        unsplittable_tokens=[],
         pretokenizer=None,
         ignore_merges=True,
     )
@@ -197,7 +197,7 @@ def trained(request):
         vocab, merges = _trained(0, 800)
     else:
         vocab, merges = _random_merges(0)
-    ours = BytePairTokenizer(vocab, merges, special_tokens=[])
+    ours = BytePairTokenizer(vocab, merges, unsplittable_tokens=[])
     return ours, hf_reference(vocab, merges)
 
 

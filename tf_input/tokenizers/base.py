@@ -122,7 +122,7 @@ class Tokenizer(keras.layers.Layer):
     # `jit_compile` (in tf.data, or a separate tf.function).
     supports_jit = False
 
-    def __init__(self, *, add_special_tokens=False, **kwargs):
+    def __init__(self, *, add_special_tokens: bool = False, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(add_special_tokens, bool):
             raise ValueError(
@@ -146,17 +146,17 @@ class Tokenizer(keras.layers.Layer):
     def _detokenize_batch(self, ids):
         raise NotImplementedError
 
-    def get_vocabulary(self):
+    def get_vocabulary(self) -> list[str]:
         """All tokens, in id order, as a list of Python strings."""
         raise NotImplementedError
 
     @property
-    def special_tokens(self):
+    def special_tokens(self) -> dict[str, int]:
         """Dict from role (`"pad"`, `"unk"`, `"cls"`, ...) to id."""
         raise NotImplementedError
 
     @property
-    def uses_core_ops_only(self):
+    def uses_core_ops_only(self) -> bool:
         """True if the tokenizer's graph uses core TensorFlow ops only.
 
         A SavedModel holding it then loads with a plain `import
@@ -167,7 +167,7 @@ class Tokenizer(keras.layers.Layer):
 
     # --- Common API ---------------------------------------------------------
     @property
-    def padding_id(self):
+    def padding_id(self) -> int | None:
         """The id of the vocabulary's padding token, or None if it has none.
 
         GPT-2's, Llama 3's and Qwen's vocabularies have no padding token
@@ -178,7 +178,7 @@ class Tokenizer(keras.layers.Layer):
         return self.special_tokens.get("pad")
 
     @property
-    def start_ids(self):
+    def start_ids(self) -> list[int]:
         """The ids that `add_special_tokens=True` puts before a sequence.
 
         E.g. `[101]` (`[CLS]`) for BERT, `[128000]` for Llama 3, `[]` for a
@@ -188,11 +188,11 @@ class Tokenizer(keras.layers.Layer):
         return list(self._start_ids)
 
     @property
-    def end_ids(self):
+    def end_ids(self) -> list[int]:
         """The ids that `add_special_tokens=True` puts after a sequence."""
         return list(self._end_ids)
 
-    def templates(self):
+    def templates(self) -> dict[str, list]:
         """The special-token templates, `{"single": [...], "pair": [...]}`.
 
         Each item is `(piece, type_id)`: `piece` is an int (a special id) or
@@ -225,7 +225,7 @@ class Tokenizer(keras.layers.Layer):
     def call(self, inputs):
         return self.tokenize(inputs)
 
-    def tokenize(self, text):
+    def tokenize(self, text) -> tf.Tensor | tf.RaggedTensor:
         """Tokenizes a scalar string (-> 1-D ids) or a `[N]` batch (-> ragged).
 
         Args:
@@ -286,7 +286,7 @@ class Tokenizer(keras.layers.Layer):
             parts.append(constant_rows(self._end_ids))
         return tf.concat(parts, axis=1)
 
-    def detokenize(self, ids, skip_special_tokens=False):
+    def detokenize(self, ids, skip_special_tokens: bool = False) -> tf.Tensor:
         """Turns ids back into text.
 
         Args:
@@ -357,7 +357,7 @@ class Tokenizer(keras.layers.Layer):
                 self._eager.special_mask = tf.constant(mask)
         return self._eager.special_mask
 
-    def vocabulary_size(self):
+    def vocabulary_size(self) -> int:
         """Number of ids, `max id + 1`."""
         return len(self.get_vocabulary())
 
@@ -368,7 +368,7 @@ class Tokenizer(keras.layers.Layer):
             }
         return self._token_index
 
-    def id_to_token(self, id):
+    def id_to_token(self, id: int) -> str:
         """The token string of `id` (Python int)."""
         vocabulary = self.get_vocabulary()
         if isinstance(id, bool) or not 0 <= int(id) < len(vocabulary):
@@ -378,7 +378,7 @@ class Tokenizer(keras.layers.Layer):
             )
         return vocabulary[int(id)]
 
-    def token_to_id(self, token):
+    def token_to_id(self, token: str) -> int:
         """The id of `token` (Python str); an error if it is not a token."""
         index = self._index()
         if token not in index:
@@ -387,6 +387,21 @@ class Tokenizer(keras.layers.Layer):
                 f"{type(self).__name__} ({len(index)} tokens)."
             )
         return index[token]
+
+    def __repr__(self):
+        # A repr never raises: a layer that waits for its vocabulary (or a
+        # `VocabularyTokenizer` before `adapt`) says so instead.
+        family = type(self).__name__
+        try:
+            size = self.vocabulary_size()
+            special = self.special_tokens
+        except ValueError:
+            return f"<{family} name={self.name!r}, no vocabulary yet>"
+        return (
+            f"<{family} name={self.name!r}, vocabulary_size={size}, "
+            f"special_tokens={special}, "
+            f"core_ops_only={self.uses_core_ops_only}>"
+        )
 
     def compute_output_spec(self, inputs):
         # Keras gives shapes as tuples here, not `tf.TensorShape`.

@@ -50,12 +50,17 @@ import tensorflow as tf
 from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
-from tf_input.tokenizers._assets import json_asset
-from tf_input.tokenizers._bpe_files import load_merges
-from tf_input.tokenizers._bpe_files import load_vocabulary
 from tf_input.tokenizers._byte_level import ALPHABET
 from tf_input.tokenizers._byte_level import rank_pairs
 from tf_input.tokenizers._byte_level import token_to_bytes
+from tf_input.tokenizers._byte_pair_arguments import check_options
+from tf_input.tokenizers._byte_pair_arguments import check_unsplittable
+from tf_input.tokenizers._byte_pair_arguments import load_merges
+from tf_input.tokenizers._byte_pair_arguments import load_vocabulary
+from tf_input.tokenizers._byte_pair_arguments import read_asset
+from tf_input.tokenizers._byte_pair_arguments import renamed_special_tokens
+from tf_input.tokenizers._byte_pair_arguments import role_ids
+from tf_input.tokenizers._byte_pair_arguments import token_tables
 from tf_input.tokenizers._normalizers import Normalizer
 from tf_input.tokenizers._pretokenizers import PreTokenizer
 from tf_input.tokenizers._templates import parse_templates
@@ -64,18 +69,6 @@ from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.base import Untracked
 from tf_input.tokenizers.base import traced_graphs
 from tf_input.tokenizers.engines.byte_level_bpe import ByteLevelBPE
-
-# Special tokens recognised by name when `special_tokens=None`, and the
-# roles they play (GPT-2 uses one token for both ends; RoBERTa uses BART's).
-_KNOWN_SPECIALS = {
-    "<|endoftext|>": ("bos", "eos"),
-    "<s>": ("bos", "cls"),
-    "</s>": ("eos", "sep"),
-    "<pad>": ("pad",),
-    "<unk>": ("unk",),
-    "<mask>": ("mask",),
-}
-_ROLES = ("bos", "eos", "pad", "unk", "cls", "sep", "mask")
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
@@ -117,12 +110,13 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             the path of a `merges.txt` (a `#version` line is skipped); or
             None for a rank vocabulary (tiktoken): then BPE merges the pair
             whose concatenation has the lowest id.
-        special_tokens: list of str. Tokens of the vocabulary that are kept
-            whole wherever they appear in the text, matched before
+        unsplittable_tokens: list of str. Tokens of the vocabulary that are
+            kept whole wherever they appear in the text, matched before
             pre-tokenization (leftmost, then longest), like HF's
-            `add_special_tokens`. `None` (default) takes those of
-            `<|endoftext|>`, `<s>`, `</s>`, `<pad>`, `<unk>`, `<mask>` that
-            the vocabulary has; `[]` keeps none. Not with `added_tokens`.
+            `add_special_tokens` (keras-hub's name). `None` (default) takes
+            those of `<|endoftext|>`, `<s>`, `</s>`, `<pad>`, `<unk>`,
+            `<mask>` that the vocabulary has; `[]` keeps none. Not with
+            `added_tokens`. (`special_tokens=` is its deprecated name.)
         pretokenizer: `"gpt2"` (default: GPT-2's regex, no prefix space),
             None (no pre-tokenization), or a `tokenizer.json`
             `pre_tokenizer` (a dict: `Split` with a `Regex` or `String`
@@ -149,13 +143,13 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             `templates()` returns. None: `bos` before and `eos` after.
         roles: None or a dict from role (`"bos"`, `"eos"`, `"pad"`, `"unk"`,
             `"cls"`, `"sep"`, `"mask"`) to a token (str). None: the roles
-            of the `special_tokens` named above.
+            of the `unsplittable_tokens` named above.
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     `special_tokens` (the property) maps roles to ids: `<|endoftext|>` is
     `bos` and `eos`; `<s>` is `bos` and `cls`; `</s>` is `eos` and `sep`;
     `<pad>`, `<unk>`, `<mask>` are `pad`, `unk`, `mask` (or the `roles`
-    given). Other special tokens are kept whole but have no role.
+    given). Other unsplittable tokens are kept whole but have no role.
 
     Call arguments:
         inputs: a string scalar or a `[N]` string batch.
@@ -183,25 +177,28 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
 
     def __init__(
         self,
-        vocabulary,
-        merges,
+        vocabulary: dict[str, int] | str | os.PathLike,
+        merges: list[str] | str | os.PathLike | None,
         *,
-        special_tokens=None,
-        pretokenizer="gpt2",
-        add_special_tokens=False,
-        normalizer=None,
-        added_tokens=None,
-        ignore_merges=False,
-        split_special_tokens=False,
-        templates=None,
-        roles=None,
+        unsplittable_tokens: list[str] | None = None,
+        pretokenizer: str | dict | None = "gpt2",
+        add_special_tokens: bool = False,
+        normalizer: dict | None = None,
+        added_tokens: list[dict] | None = None,
+        ignore_merges: bool = False,
+        split_special_tokens: bool = False,
+        templates: dict | None = None,
+        roles: dict[str, str] | None = None,
         **kwargs,
     ):
+        unsplittable_tokens = renamed_special_tokens(
+            kwargs, unsplittable_tokens
+        )
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        _check_options(pretokenizer, ignore_merges, split_special_tokens)
-        if special_tokens is not None and added_tokens is not None:
+        check_options(pretokenizer, ignore_merges, split_special_tokens)
+        if unsplittable_tokens is not None and added_tokens is not None:
             raise ValueError(
-                "Pass either `special_tokens` or `added_tokens`, not both."
+                "Pass either `unsplittable_tokens` or `added_tokens`, not both."
             )
         self.pretokenizer = pretokenizer
         self.ignore_merges = ignore_merges
@@ -213,7 +210,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         # and tf.Module's attribute tracking (50k-entry dicts and lists).
         self._data = Untracked()
         self._data.vocabulary = None
-        self._data.special_tokens = special_tokens
+        self._data.unsplittable = unsplittable_tokens
         self._data.added_tokens = added_tokens
         self._data.normalizer = normalizer
         self._data.templates = templates
@@ -232,9 +229,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         )
         specials = None
         if added_tokens is None:
-            specials = _check_special_tokens(
-                self._data.special_tokens, vocabulary
-            )
+            specials = check_unsplittable(self._data.unsplittable, vocabulary)
             added = [
                 {"id": vocabulary[t], "content": t, "special": True,
                  "normalized": False}
@@ -243,8 +238,11 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         else:
             added = added_tokens
         added = _added_tokens.check_added_tokens(added, "`added_tokens`")
-        self._data.special_tokens = specials
-        self._set_tokens(vocabulary, added)
+        self._data.unsplittable = specials
+        model_tokens, tokens, index = token_tables(vocabulary, added)
+        self._data.model_tokens = model_tokens
+        self._data.tokens = tokens
+        self._data.index = index
         decoded = [
             None if t is None else token_to_bytes(t)
             for t in self._data.model_tokens
@@ -258,7 +256,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         else:
             merges, merge_ids = load_merges(merges, vocabulary)
             ranks = np.arange(len(merge_ids), dtype=np.int64)
-        self._set_roles(self._data.roles, added, specials)
+        self._set_roles(self._data.roles, specials)
         self._set_templates(self._data.templates)
         token_bytes = [b"" if d is None else d[0] for d in decoded]
         with tf.init_scope():
@@ -268,7 +266,12 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         self._data.vocabulary = vocabulary
 
     @classmethod
-    def from_files(cls, vocab_json, merges_txt, **kwargs):
+    def from_files(
+        cls,
+        vocab_json: str | os.PathLike,
+        merges_txt: str | os.PathLike,
+        **kwargs,
+    ) -> BytePairTokenizer:
         """Builds a tokenizer from a `vocab.json` and a `merges.txt`.
 
         Args:
@@ -289,50 +292,13 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         return cls(vocab_json, merges_txt, **kwargs)
 
     # --- Setup ----------------------------------------------------------------
-    def _set_tokens(self, vocabulary, added):
-        """Token strings by id: the vocabulary's, then the added tokens'
-        (which win, as in HF); ids without a token are gaps ("")."""
-        size = max([*vocabulary.values()] + [t["id"] for t in added]) + 1
-        model_tokens = [None] * (max(vocabulary.values()) + 1)
-        for token, i in vocabulary.items():
-            model_tokens[i] = token
-        tokens = [t or "" for t in model_tokens]
-        tokens += [""] * (size - len(tokens))
-        index = dict(vocabulary)
-        for t in added:
-            tokens[t["id"]] = t["content"]
-            index[t["content"]] = t["id"]
-        self._data.model_tokens = model_tokens
-        self._data.tokens = tokens
-        self._data.index = index
-
-    def _set_roles(self, roles, added, specials):
-        self._roles = {}
+    def _set_roles(self, roles, specials):
+        self._roles = role_ids(roles, specials, self._data.index)
         if roles is None:
-            for token in specials or []:
-                for role in _KNOWN_SPECIALS.get(token, ()):
-                    self._roles.setdefault(role, self._data.index[token])
             if "bos" in self._roles:
                 self._start_ids = [self._roles["bos"]]
             if "eos" in self._roles:
                 self._end_ids = [self._roles["eos"]]
-            return
-        if not isinstance(roles, dict):
-            raise TypeError(
-                "`roles` must be None or a dict from role to token. "
-                f"Received: roles={roles!r}."
-            )
-        for role, token in roles.items():
-            if role not in _ROLES:
-                raise ValueError(
-                    f"`roles` keys must be among {_ROLES}. Received: {role!r}."
-                )
-            if token not in self._data.index:
-                raise ValueError(
-                    f"`roles`: the {role} token {token!r} is not a token of "
-                    "this tokenizer."
-                )
-            self._roles[role] = self._data.index[token]
 
     def _set_templates(self, templates):
         if templates is None:
@@ -432,7 +398,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         ids = tf.cast(ids.with_row_splits_dtype(tf.int64), tf.int32)
         return self._graphs.detokenize(ids)
 
-    def get_vocabulary(self):
+    def get_vocabulary(self) -> list[str]:
         """All tokens, in id order, as a list of Python strings.
 
         Ids that are no token (a gap before an added token, as in cl100k)
@@ -441,7 +407,12 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         self._check_ready()
         return list(self._data.tokens)
 
-    def token_to_id(self, token):
+    def vocabulary_size(self) -> int:
+        """Number of ids, `max id + 1` (gaps included)."""
+        self._check_ready()
+        return len(self._data.tokens)
+
+    def token_to_id(self, token: str) -> int:
         """The id of `token` (Python str); an error if it is not a token."""
         self._check_ready()
         if token not in self._data.index:
@@ -451,7 +422,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             )
         return self._data.index[token]
 
-    def id_to_token(self, id):
+    def id_to_token(self, id: int) -> str:
         """The token string of `id` (Python int)."""
         token = super().id_to_token(id)
         if token == "":
@@ -462,13 +433,13 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         return token
 
     @property
-    def special_tokens(self):
+    def special_tokens(self) -> dict[str, int]:
         """Dict from role (`"bos"`, `"eos"`, `"pad"`, ...) to id."""
         self._check_ready()
         return dict(self._roles)
 
     @property
-    def uses_core_ops_only(self):
+    def uses_core_ops_only(self) -> bool:
         """True: byte-level BPE needs no TF Text op."""
         return True
 
@@ -478,10 +449,10 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             # Saved as an asset, named by `vocabulary_sha256` (`_assets`).
             "vocabulary": None,
             "merges": None,
-            "special_tokens": (
+            "unsplittable_tokens": (
                 None
-                if self._data.special_tokens is None
-                else list(self._data.special_tokens)
+                if self._data.unsplittable is None
+                else list(self._data.unsplittable)
             ),
             "pretokenizer": self.pretokenizer,
             "normalizer": self._data.normalizer,
@@ -506,8 +477,16 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         return json.dumps(content, ensure_ascii=False).encode("utf-8")
 
     def _load_asset_bytes(self, data, source):
-        content = _read_asset(data, source)
+        content = read_asset(data, source)
         self._set_vocabulary(content["vocabulary"], content["merges"])
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if "special_tokens" in config:
+            # The key of configs written before the argument was renamed.
+            config["unsplittable_tokens"] = config.pop("special_tokens")
+        return super().from_config(config)
 
     @classmethod
     def _config_has_vocabulary(cls, config):
@@ -517,71 +496,8 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
     def _vocabulary_kwargs(cls, data):
         if data is FROM_ASSETS:
             return {"vocabulary": FROM_ASSETS, "merges": None}
-        content = _read_asset(data, "the remembered vocabulary")
+        content = read_asset(data, "the remembered vocabulary")
         return {
             "vocabulary": content["vocabulary"],
             "merges": content["merges"],
         }
-
-
-def _read_asset(data, source):
-    """The `{"vocabulary": ..., "merges": ...}` of an asset's bytes."""
-    content = json_asset(data, source, "BytePairTokenizer")
-    if not (
-        isinstance(content, dict)
-        and isinstance(content.get("vocabulary"), dict)
-        and isinstance(content.get("merges", ()), (list, type(None)))
-    ):
-        raise ValueError(
-            f"BytePairTokenizer could not read {source}: expected a JSON "
-            "object with a `vocabulary` object and a `merges` list (or "
-            "null)."
-        )
-    return {
-        "vocabulary": content["vocabulary"],
-        "merges": content.get("merges"),
-    }
-
-
-def _check_options(pretokenizer, ignore_merges, split_special_tokens):
-    if not (pretokenizer in ("gpt2", None) or isinstance(pretokenizer, dict)):
-        raise ValueError(
-            "`pretokenizer` must be one of ('gpt2', None) or a Hugging "
-            "Face pre_tokenizer description (a dict). Received: "
-            f"pretokenizer={pretokenizer!r}."
-        )
-    for name, value in (
-        ("ignore_merges", ignore_merges),
-        ("split_special_tokens", split_special_tokens),
-    ):
-        if not isinstance(value, bool):
-            raise ValueError(
-                f"`{name}` must be True or False. Received: {name}={value!r}."
-            )
-
-
-def _check_special_tokens(special_tokens, vocabulary):
-    if special_tokens is None:
-        return [token for token in _KNOWN_SPECIALS if token in vocabulary]
-    if isinstance(special_tokens, str) or not isinstance(
-        special_tokens, (list, tuple)
-    ):
-        raise TypeError(
-            "`special_tokens` must be None or a list of strings. "
-            f"Received: special_tokens={special_tokens!r}."
-        )
-    out = []
-    for token in special_tokens:
-        if not isinstance(token, str) or not token:
-            raise ValueError(
-                "`special_tokens` must contain non-empty strings. "
-                f"Received: {token!r} in special_tokens={special_tokens!r}."
-            )
-        if token not in vocabulary:
-            raise ValueError(
-                f"Special token {token!r} is not in the vocabulary. Add it "
-                "to vocab.json, or leave it out of `special_tokens`."
-            )
-        if token not in out:
-            out.append(token)
-    return out

@@ -73,12 +73,17 @@ class VocabularyTokenizer(Tokenizer):
 
     def __init__(
         self,
-        vocabulary=None,
+        vocabulary: list[str] | None = None,
         *,
-        split="whitespace",
-        specials=("<pad>", "<sos>", "<eos>", "<unk>"),
-        lowercase=False,
-        add_special_tokens=False,
+        split: str = "whitespace",
+        specials: tuple[str, str, str, str] = (
+            "<pad>",
+            "<sos>",
+            "<eos>",
+            "<unk>",
+        ),
+        lowercase: bool = False,
+        add_special_tokens: bool = False,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
@@ -105,7 +110,7 @@ class VocabularyTokenizer(Tokenizer):
             self.set_vocabulary(vocabulary)
 
     # --- Vocabulary ---------------------------------------------------------
-    def set_vocabulary(self, vocabulary):
+    def set_vocabulary(self, vocabulary: list[str]) -> None:
         """Sets the vocabulary: all tokens in id order, specials included."""
         if isinstance(vocabulary, (str, bytes)) or not all(
             isinstance(token, str) for token in vocabulary
@@ -138,7 +143,7 @@ class VocabularyTokenizer(Tokenizer):
         self._start_ids = [self._index()[roles["bos"]]]
         self._end_ids = [self._index()[roles["eos"]]]
 
-    def adapt(self, texts, batch_size=1024):
+    def adapt(self, texts, batch_size: int = 1024) -> None:
         """Builds the vocabulary from texts: specials, then first-seen order.
 
         Args:
@@ -161,22 +166,22 @@ class VocabularyTokenizer(Tokenizer):
             seen.update(dict.fromkeys(pieces.flat_values.numpy().tolist()))
         self.set_vocabulary([token.decode("utf-8") for token in seen])
 
-    def get_vocabulary(self):
+    def get_vocabulary(self) -> list[str]:
         if self._vocabulary is None:
             raise ValueError(self._no_vocabulary())
         return list(self._vocabulary)
 
-    def vocabulary_size(self):
+    def vocabulary_size(self) -> int:
         return len(self.get_vocabulary())
 
     @property
-    def special_tokens(self):
+    def special_tokens(self) -> dict[str, int]:
         index = self._index()
         roles = ("pad", "bos", "eos", "unk")
         return {r: index[s] for r, s in zip(roles, self.specials)}
 
     @property
-    def uses_core_ops_only(self):
+    def uses_core_ops_only(self) -> bool:
         """True: splitting and lookup are core TensorFlow ops."""
         return True
 

@@ -151,14 +151,14 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
 
     def __init__(
         self,
-        vocabulary,
+        vocabulary: list[str] | str | os.PathLike,
         *,
-        lowercase=True,
-        strip_accents=None,
-        unknown_token="[UNK]",
-        max_word_length=100,
-        add_special_tokens=False,
-        templates=None,
+        lowercase: bool = True,
+        strip_accents: bool | None = None,
+        unknown_token: str = "[UNK]",
+        max_word_length: int = 100,
+        add_special_tokens: bool = False,
+        templates: dict | None = None,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
@@ -234,7 +234,9 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
             self._end_ids = [self._token_index["[SEP]"]]
 
     @classmethod
-    def from_vocab_file(cls, path, **kwargs):
+    def from_vocab_file(
+        cls, path: str | os.PathLike, **kwargs
+    ) -> WordPieceTokenizer:
         """Reads a BERT `vocab.txt` (one token per line, id = line number).
 
         Args:
@@ -295,17 +297,21 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         return self._engine.detokenize(ids)
 
     # --- Inspection ---------------------------------------------------------
-    def get_vocabulary(self):
+    def get_vocabulary(self) -> list[str]:
         self._check_ready()
         return list(self.vocabulary)
 
+    def vocabulary_size(self) -> int:
+        self._check_ready()
+        return len(self.vocabulary)
+
     @property
-    def uses_core_ops_only(self):
+    def uses_core_ops_only(self) -> bool:
         """False: NFD and WordPiece run on TF Text ops."""
         return False
 
     @property
-    def special_tokens(self):
+    def special_tokens(self) -> dict[str, int]:
         self._check_ready()
         out = {
             name: self._token_index[token]

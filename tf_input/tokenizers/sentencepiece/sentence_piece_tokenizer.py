@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 
 import keras
 import tensorflow as tf
@@ -129,7 +130,13 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
     True
     """
 
-    def __init__(self, proto, *, add_special_tokens=False, **kwargs):
+    def __init__(
+        self,
+        proto: str | os.PathLike | bytes,
+        *,
+        add_special_tokens: bool = False,
+        **kwargs,
+    ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
         self._init_asset()
         self.proto = None
@@ -208,17 +215,17 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         return self._decoder(ids)
 
     @property
-    def uses_core_ops_only(self):
+    def uses_core_ops_only(self) -> bool:
         """True if the graph needs no TF Text op (see the class doc)."""
         self._check_ready()
         return self._engine.uses_core_ops_only
 
-    def get_vocabulary(self):
+    def get_vocabulary(self) -> list[str]:
         self._check_ready()
         return list(self._model.pieces)
 
     @property
-    def special_tokens(self):
+    def special_tokens(self) -> dict[str, int]:
         self._check_ready()
         return dict(self._special)
 

@@ -1,12 +1,28 @@
-"""Reading and checking a `vocab.json` and a `merges.txt` (or their dict and
-list forms), with errors that name the file and line."""
+"""Reading and checking `BytePairTokenizer`'s arguments: a `vocab.json` and
+a `merges.txt` (or their dict and list forms; errors name the file and
+line), its vocabulary asset, its unsplittable tokens, roles and options."""
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
 
 import numpy as np
+
+from tf_input.tokenizers._assets import json_asset
+
+# Tokens kept whole by default (`unsplittable_tokens=None`), and the
+# roles they play (GPT-2 uses one token for both ends; RoBERTa uses BART's).
+_KNOWN_SPECIALS = {
+    "<|endoftext|>": ("bos", "eos"),
+    "<s>": ("bos", "cls"),
+    "</s>": ("eos", "sep"),
+    "<pad>": ("pad",),
+    "<unk>": ("unk",),
+    "<mask>": ("mask",),
+}
+_ROLES = ("bos", "eos", "pad", "unk", "cls", "sep", "mask")
 
 
 def load_vocabulary(vocabulary, allow_gaps=False):
@@ -168,3 +184,132 @@ def _bad_merge(where, merge, left, right, row):
         "the vocabulary. Use the vocab.json that came with these "
         "merges."
     )
+
+
+def read_asset(data, source):
+    """The `{"vocabulary": ..., "merges": ...}` of an asset's bytes."""
+    content = json_asset(data, source, "BytePairTokenizer")
+    if not (
+        isinstance(content, dict)
+        and isinstance(content.get("vocabulary"), dict)
+        and isinstance(content.get("merges", ()), (list, type(None)))
+    ):
+        raise ValueError(
+            f"BytePairTokenizer could not read {source}: expected a JSON "
+            "object with a `vocabulary` object and a `merges` list (or "
+            "null)."
+        )
+    return {
+        "vocabulary": content["vocabulary"],
+        "merges": content.get("merges"),
+    }
+
+
+def check_options(pretokenizer, ignore_merges, split_special_tokens):
+    if not (pretokenizer in ("gpt2", None) or isinstance(pretokenizer, dict)):
+        raise ValueError(
+            "`pretokenizer` must be one of ('gpt2', None) or a Hugging "
+            "Face pre_tokenizer description (a dict). Received: "
+            f"pretokenizer={pretokenizer!r}."
+        )
+    for name, value in (
+        ("ignore_merges", ignore_merges),
+        ("split_special_tokens", split_special_tokens),
+    ):
+        if not isinstance(value, bool):
+            raise ValueError(
+                f"`{name}` must be True or False. Received: {name}={value!r}."
+            )
+
+
+def renamed_special_tokens(kwargs, unsplittable_tokens):
+    """`unsplittable_tokens`, or the value of its old name `special_tokens`
+    (taken out of `kwargs`, with a `DeprecationWarning`)."""
+    if "special_tokens" not in kwargs:
+        return unsplittable_tokens
+    old = kwargs.pop("special_tokens")
+    if unsplittable_tokens is not None:
+        raise ValueError(
+            "`special_tokens` is the old name of `unsplittable_tokens`: "
+            "pass only `unsplittable_tokens`."
+        )
+    warnings.warn(
+        "`BytePairTokenizer(special_tokens=...)` is deprecated: the "
+        "argument is now `unsplittable_tokens` (`special_tokens` is every "
+        "tokenizer's role -> id dict). Rename the keyword.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return old
+
+
+def check_unsplittable(tokens, vocabulary):
+    if tokens is None:
+        return [token for token in _KNOWN_SPECIALS if token in vocabulary]
+    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
+        raise TypeError(
+            "`unsplittable_tokens` must be None or a list of strings. "
+            f"Received: unsplittable_tokens={tokens!r}."
+        )
+    out = []
+    for token in tokens:
+        if not isinstance(token, str) or not token:
+            raise ValueError(
+                "`unsplittable_tokens` must contain non-empty strings. "
+                f"Received: {token!r} in unsplittable_tokens={tokens!r}."
+            )
+        if token not in vocabulary:
+            raise ValueError(
+                f"Unsplittable token {token!r} is not in the vocabulary. Add "
+                "it to vocab.json, or leave it out of `unsplittable_tokens`."
+            )
+        if token not in out:
+            out.append(token)
+    return out
+
+
+def role_ids(roles, unsplittable, index):
+    """`{role: id}`: of `roles` (role -> token, checked), or for None the
+    roles of the `unsplittable` tokens known by name."""
+    if roles is None:
+        out = {}
+        for token in unsplittable or []:
+            for role in _KNOWN_SPECIALS.get(token, ()):
+                out.setdefault(role, index[token])
+        return out
+    if not isinstance(roles, dict):
+        raise TypeError(
+            "`roles` must be None or a dict from role to token. "
+            f"Received: roles={roles!r}."
+        )
+    for role, token in roles.items():
+        if role not in _ROLES:
+            raise ValueError(
+                f"`roles` keys must be among {_ROLES}. Received: {role!r}."
+            )
+        if token not in index:
+            raise ValueError(
+                f"`roles`: the {role} token {token!r} is not a token of "
+                "this tokenizer."
+            )
+    return {role: index[token] for role, token in roles.items()}
+
+
+def token_tables(vocabulary, added):
+    """Token strings by id: `(model_tokens, tokens, index)`.
+
+    `model_tokens`: the vocabulary's tokens by id (None for a gap);
+    `tokens`: those, then the added tokens' (which win, as in HF), with
+    `""` for ids without a token; `index`: token -> id of both.
+    """
+    size = max([*vocabulary.values()] + [t["id"] for t in added]) + 1
+    model_tokens = [None] * (max(vocabulary.values()) + 1)
+    for token, i in vocabulary.items():
+        model_tokens[i] = token
+    tokens = [t or "" for t in model_tokens]
+    tokens += [""] * (size - len(tokens))
+    index = dict(vocabulary)
+    for t in added:
+        tokens[t["id"]] = t["content"]
+        index[t["content"]] = t["id"]
+    return model_tokens, tokens, index
