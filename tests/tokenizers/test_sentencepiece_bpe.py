@@ -226,7 +226,7 @@ def test_long_runs_of_spaces_take_linear_time():
     got = as_lists(tokenizer(texts))
     seconds = time.perf_counter() - start
     assert got == reference.encode(texts)
-    assert seconds < 30  # quadratic: 8,000 spaces alone took 2.8 s
+    assert seconds < 30  # a loose bound: quadratic time would pass it
 
 
 def test_invalid_utf8_is_replaced_byte_by_byte_like_sentencepiece():

@@ -305,12 +305,10 @@ def _graph_nodes(tokenizer):
 
 
 # Every node of the map function costs each `tf.data` iterator Grappler
-# time (the start-up of every epoch). ALBERT's graph was 452 nodes and
-# started ~56 ms slower than a trivial map; at 209 nodes, ~27 ms (minima
-# of 15 epochs of one line, benchmarks/README.md); the trivial route and
-# the cheaper unknown merging made it 235. With byte fallback: 486 -> 287
-# -> 301. A guard, with room for small changes, against ragged helpers
-# creeping back.
+# time (the start-up of every epoch; benchmarks/README.md). ALBERT's graph
+# was 452 nodes, then 209; the trivial route and the cheaper unknown
+# merging made it 235. With byte fallback: 486 -> 287 -> 301. A guard,
+# with room for small changes, against ragged helpers creeping back.
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_unigram_graph_stays_small(name):
     assert _graph_nodes(SentencePieceTokenizer(proto(name))) <= 315

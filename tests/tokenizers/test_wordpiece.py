@@ -295,9 +295,9 @@ def test_invalid_utf8_is_replaced_then_dropped():
 
 
 # ICU's NFD reorders a run of combining marks by insertion sort: quadratic
-# (100,000 marks in descending class took 4.9 s, HF 0.014 s). The runs are
-# cut before NFD (`WordPieceTokenizer._nfd_run_setup`); the ids must not
-# change. U+1B44 and U+1D165/U+1D16D are marks step 3 keeps.
+# (bench_hostile.py in benchmarks/README.md). The runs are cut before NFD
+# (`BertWordPiece._nfd_run_setup`); the ids must not change. U+1B44 and
+# U+1D165/U+1D16D are marks step 3 keeps.
 MARK_RUNS = [
     "\u0345\u0301\u0316\u0334" * 500,  # descending classes, all dropped
     "x" + "\u0f73" * 1000 + "y",  # decomposes into dropped marks only
