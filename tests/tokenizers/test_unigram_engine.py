@@ -3,7 +3,6 @@ batch, its flat ragged helpers, and its graph size, which sets what every
 `tf.data` iterator pays to start (see benchmarks/README.md)."""
 
 import functools
-import io
 import random
 
 import numpy as np
@@ -16,8 +15,10 @@ from hypothesis import strategies as st
 
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import sentencepiece_model
+from tests.testing import text_lines
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
-from tf_input.tokenizers.sentencepiece import _layer as sp_module
+from tf_input.tokenizers.sentencepiece import _unigram_graph as sp_module
 
 TRAINING_TEXT = [
     "The quick brown fox jumps over the lazy dog.",
@@ -56,18 +57,14 @@ ROUTES = [
 
 @functools.lru_cache(maxsize=None)
 def proto(name):
-    f = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TRAINING_TEXT),
-        model_writer=f,
+    return sentencepiece_model(
+        TRAINING_TEXT,
         model_type="unigram",
         vocab_size=500,
-        minloglevel=2,
         character_coverage=0.98,
         hard_vocab_limit=False,
         **MODELS[name],
     )
-    return f.getvalue()
 
 
 def as_lists(ids):
@@ -82,19 +79,18 @@ def short_long_runs(monkeypatch):
 
 
 def _sub_routes(tokenizer, lines):
-    """The route each line takes, as `_tokenize_unigram` and `_normalize`
-    choose it (`_LONG_RUN` as patched)."""
+    """The route each line takes, as `UnigramGraph.tokenize` and
+    `_normalize` choose it (`_LONG_RUN` as patched)."""
+    graph = tokenizer._engine
     texts = tf.constant(lines)
-    trivial = tf.strings.regex_full_match(texts, tokenizer._trivial_pattern)
-    first = tf.strings.regex_full_match(texts, tokenizer._safe_pattern)
-    if tokenizer._user_pattern is not None:
-        first &= ~tf.strings.regex_full_match(texts, tokenizer._user_pattern)
-    plain = tf.strings.regex_full_match(texts, tokenizer._plain_pattern)
+    trivial = tf.strings.regex_full_match(texts, graph._trivial_pattern)
+    first = tf.strings.regex_full_match(texts, graph._safe_pattern)
+    if graph._user_pattern is not None:
+        first &= ~tf.strings.regex_full_match(texts, graph._user_pattern)
+    plain = tf.strings.regex_full_match(texts, graph._plain_pattern)
     spaced = texts
-    if tokenizer._run_break_pattern is not None:
-        spaced = tf.strings.regex_replace(
-            texts, tokenizer._run_break_pattern, " "
-        )
+    if graph._run_break_pattern is not None:
+        spaced = tf.strings.regex_replace(texts, graph._run_break_pattern, " ")
     longest = [max(map(len, t.split(b" "))) for t in spaced.numpy()]
     return [
         "trivial"
@@ -128,11 +124,9 @@ def test_routes_mixed_in_one_batch_match_sentencepiece(name, short_long_runs):
         assert as_lists(tokenizer(batch)) == reference.encode(batch), batch
 
 
-_piece = st.one_of(
-    st.sampled_from(ROUTES + [" ", "\t", "  ", "ﬁ", "\u3000", "<sep>"]),
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
+_line = text_lines(
+    ROUTES + [" ", "\t", "  ", "ﬁ", "\u3000", "<sep>"], max_pieces=5, max_size=8
 )
-_line = st.lists(_piece, max_size=5).map("".join)
 
 
 @settings(max_examples=500, deadline=None)
@@ -242,7 +236,7 @@ def albert():
 def _takes_trivial_route(tokenizer, lines):
     return (
         tf.strings.regex_full_match(
-            tf.constant(lines), tokenizer._trivial_pattern
+            tf.constant(lines), tokenizer._engine._trivial_pattern
         )
         .numpy()
         .tolist()
@@ -266,26 +260,19 @@ def test_albert_trivial_route_matches_sentencepiece(albert):
 # characters (known and unknown), characters in longer pieces, user-
 # defined pieces of one character, spaces, rules that map to a longer
 # piece's character or to a space, a combining mark, a rare character.
-_albert_piece = st.one_of(
-    st.sampled_from(
-        list("中文的了不是我你他好凤姐儿亲戚们")
-        + list('ab1,.:?!*-()"–£€é')
-        + [" ", "  ", "，", "。", "“", "”", "：", "！", "\u3000", "\u0301"]
-        + ["\t", "\u2581", "\U00020000", "\u4e00\u9fa5", "\uff21"]
-    ),
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=3),
+_albert_line = text_lines(
+    list("中文的了不是我你他好凤姐儿亲戚们")
+    + list('ab1,.:?!*-()"–£€é')
+    + [" ", "  ", "，", "。", "“", "”", "：", "！", "\u3000", "\u0301"]
+    + ["\t", "\u2581", "\U00020000", "\u4e00\u9fa5", "\uff21"],
+    max_pieces=8,
+    max_size=3,
 )
 
 
 @requires_shared_data
 @settings(max_examples=500, deadline=None)
-@given(
-    batch=st.lists(
-        st.lists(_albert_piece, max_size=8).map("".join),
-        min_size=1,
-        max_size=5,
-    )
-)
+@given(batch=st.lists(_albert_line, min_size=1, max_size=5))
 def test_fuzz_albert_trivial_route_matches_sentencepiece(albert, batch):
     tokenizer, reference = albert
     assert as_lists(tokenizer(batch)) == reference.encode(batch)
@@ -318,12 +305,10 @@ def _graph_nodes(tokenizer):
 
 
 # Every node of the map function costs each `tf.data` iterator Grappler
-# time (the start-up of every epoch). ALBERT's graph was 452 nodes and
-# started ~56 ms slower than a trivial map; at 209 nodes, ~27 ms (minima
-# of 15 epochs of one line, benchmarks/README.md); the trivial route and
-# the cheaper unknown merging made it 235. With byte fallback: 486 -> 287
-# -> 301. A guard, with room for small changes, against ragged helpers
-# creeping back.
+# time (the start-up of every epoch; benchmarks/README.md). ALBERT's graph
+# was 452 nodes, then 209; the trivial route and the cheaper unknown
+# merging made it 235. With byte fallback: 486 -> 287 -> 301. A guard,
+# with room for small changes, against ragged helpers creeping back.
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_unigram_graph_stays_small(name):
     assert _graph_nodes(SentencePieceTokenizer(proto(name))) <= 315

@@ -57,10 +57,9 @@ def traced_graphs(tokenize_graph, detokenize_graph):
 
 class _EagerPath:
     """How eager `tokenize` calls run: one traced graph, not dozens of
-    eager ops. Op by op, WordPiece took 7.1 ms for an empty batch and 2.6
-    ms for one short line; traced, 0.06 ms and 0.64 ms (a Keras layer
-    call included). An empty batch needs no graph call: its result is
-    always `[0, None]`.
+    eager ops, which cost many times more per call (see
+    benchmarks/README.md). An empty batch needs no graph call: its result
+    is always `[0, None]`.
 
     A plain object, so that Keras and `tf.Module` do not track the
     functions (a SavedModel holds only those its exporter defines). One
@@ -90,10 +89,10 @@ class _EagerPath:
 
             def tokenize(batch):
                 # A batch of only empty strings skips the tokenizer's graph
-                # (10,000 of them: the unigram graph took ~12 ms, against
-                # sentencepiece's 1.3 ms): an empty string has no ids, so
-                # its row is the special tokens alone (checked for every
-                # family by tests/tokenizers/test_eager_calls.py).
+                # (the unigram graph is much slower than sentencepiece on
+                # them): an empty string has no ids, so its row is the
+                # special tokens alone (checked for every family by
+                # tests/tokenizers/test_eager_calls.py).
                 return tf.cond(
                     tf.reduce_any(tf.strings.length(batch) > 0),
                     lambda: tokenizer._tokenize_rows(batch, flag),
@@ -123,7 +122,7 @@ class Tokenizer(keras.layers.Layer):
     # `jit_compile` (in tf.data, or a separate tf.function).
     supports_jit = False
 
-    def __init__(self, *, add_special_tokens=False, **kwargs):
+    def __init__(self, *, add_special_tokens: bool = False, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(add_special_tokens, bool):
             raise ValueError(
@@ -137,24 +136,38 @@ class Tokenizer(keras.layers.Layer):
         self._eager = _EagerPath()
 
     # --- To implement -------------------------------------------------------
+    def _check_ready(self):
+        """Raises if the tokenizer cannot tokenize yet (a layer made by
+        `from_config` that waits for its vocabulary asset)."""
+
     def _tokenize_batch(self, texts):
         raise NotImplementedError
 
     def _detokenize_batch(self, ids):
         raise NotImplementedError
 
-    def get_vocabulary(self):
+    def get_vocabulary(self) -> list[str]:
         """All tokens, in id order, as a list of Python strings."""
         raise NotImplementedError
 
     @property
-    def special_tokens(self):
+    def special_tokens(self) -> dict[str, int]:
         """Dict from role (`"pad"`, `"unk"`, `"cls"`, ...) to id."""
+        raise NotImplementedError
+
+    @property
+    def uses_core_ops_only(self) -> bool:
+        """True if the tokenizer's graph uses core TensorFlow ops only.
+
+        A SavedModel holding it then loads with a plain `import
+        tensorflow` (TF Serving, the C API); otherwise the loading process
+        must `import tensorflow_text` first, which registers TF Text's ops.
+        """
         raise NotImplementedError
 
     # --- Common API ---------------------------------------------------------
     @property
-    def padding_id(self):
+    def padding_id(self) -> int | None:
         """The id of the vocabulary's padding token, or None if it has none.
 
         GPT-2's, Llama 3's and Qwen's vocabularies have no padding token
@@ -165,7 +178,7 @@ class Tokenizer(keras.layers.Layer):
         return self.special_tokens.get("pad")
 
     @property
-    def start_ids(self):
+    def start_ids(self) -> list[int]:
         """The ids that `add_special_tokens=True` puts before a sequence.
 
         E.g. `[101]` (`[CLS]`) for BERT, `[128000]` for Llama 3, `[]` for a
@@ -175,11 +188,11 @@ class Tokenizer(keras.layers.Layer):
         return list(self._start_ids)
 
     @property
-    def end_ids(self):
+    def end_ids(self) -> list[int]:
         """The ids that `add_special_tokens=True` puts after a sequence."""
         return list(self._end_ids)
 
-    def templates(self):
+    def templates(self) -> dict[str, list]:
         """The special-token templates, `{"single": [...], "pair": [...]}`.
 
         Each item is `(piece, type_id)`: `piece` is an int (a special id) or
@@ -212,7 +225,7 @@ class Tokenizer(keras.layers.Layer):
     def call(self, inputs):
         return self.tokenize(inputs)
 
-    def tokenize(self, text):
+    def tokenize(self, text) -> tf.Tensor | tf.RaggedTensor:
         """Tokenizes a scalar string (-> 1-D ids) or a `[N]` batch (-> ragged).
 
         Args:
@@ -222,6 +235,7 @@ class Tokenizer(keras.layers.Layer):
             int32 tensor `[S]` for a scalar, `tf.RaggedTensor` `[N, None]`
             for a batch.
         """
+        self._check_ready()
         text = tf.convert_to_tensor(text)
         if text.dtype != tf.string:
             raise TypeError(
@@ -272,7 +286,7 @@ class Tokenizer(keras.layers.Layer):
             parts.append(constant_rows(self._end_ids))
         return tf.concat(parts, axis=1)
 
-    def detokenize(self, ids, skip_special_tokens=False):
+    def detokenize(self, ids, skip_special_tokens: bool = False) -> tf.Tensor:
         """Turns ids back into text.
 
         Args:
@@ -286,6 +300,7 @@ class Tokenizer(keras.layers.Layer):
         Returns:
             A scalar string tensor for 1-D ids, else `[N]` strings.
         """
+        self._check_ready()
         if not isinstance(skip_special_tokens, bool):
             raise ValueError(
                 "`skip_special_tokens` must be True or False. Received: "
@@ -342,7 +357,7 @@ class Tokenizer(keras.layers.Layer):
                 self._eager.special_mask = tf.constant(mask)
         return self._eager.special_mask
 
-    def vocabulary_size(self):
+    def vocabulary_size(self) -> int:
         """Number of ids, `max id + 1`."""
         return len(self.get_vocabulary())
 
@@ -353,7 +368,7 @@ class Tokenizer(keras.layers.Layer):
             }
         return self._token_index
 
-    def id_to_token(self, id):
+    def id_to_token(self, id: int) -> str:
         """The token string of `id` (Python int)."""
         vocabulary = self.get_vocabulary()
         if isinstance(id, bool) or not 0 <= int(id) < len(vocabulary):
@@ -363,7 +378,7 @@ class Tokenizer(keras.layers.Layer):
             )
         return vocabulary[int(id)]
 
-    def token_to_id(self, token):
+    def token_to_id(self, token: str) -> int:
         """The id of `token` (Python str); an error if it is not a token."""
         index = self._index()
         if token not in index:
@@ -372,6 +387,21 @@ class Tokenizer(keras.layers.Layer):
                 f"{type(self).__name__} ({len(index)} tokens)."
             )
         return index[token]
+
+    def __repr__(self):
+        # A repr never raises: a layer that waits for its vocabulary (or a
+        # `VocabularyTokenizer` before `adapt`) says so instead.
+        family = type(self).__name__
+        try:
+            size = self.vocabulary_size()
+            special = self.special_tokens
+        except ValueError:
+            return f"<{family} name={self.name!r}, no vocabulary yet>"
+        return (
+            f"<{family} name={self.name!r}, vocabulary_size={size}, "
+            f"special_tokens={special}, "
+            f"core_ops_only={self.uses_core_ops_only}>"
+        )
 
     def compute_output_spec(self, inputs):
         # Keras gives shapes as tuples here, not `tf.TensorShape`.

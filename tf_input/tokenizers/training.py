@@ -17,15 +17,25 @@ import io
 import os
 import pathlib
 import sys
+from typing import TYPE_CHECKING
 from typing import Iterable
 from typing import Iterator
+from typing import Sequence
+from typing import Union
 
 import keras
 import tensorflow as tf
 
 from tf_input._validation import check_positive_int
 
+if TYPE_CHECKING:
+    from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
+    from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
+    from tf_input.tokenizers.word_piece_tokenizer import WordPieceTokenizer
+
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# What the trainers read: file path(s), strings, or a dataset of strings.
+Source = Union[str, os.PathLike, Iterable[str], tf.data.Dataset]
 
 
 def _require(module):
@@ -105,16 +115,16 @@ def _with_progress(texts: Iterable[str], show_progress: bool, what: str):
 
 
 def train_wordpiece(
-    source,
-    vocabulary_size,
+    source: Source,
+    vocabulary_size: int,
     *,
-    lowercase=True,
-    strip_accents=None,
-    min_frequency=2,
-    special_tokens=BERT_SPECIALS,
-    output_dir=None,
-    show_progress=True,
-):
+    lowercase: bool = True,
+    strip_accents: bool | None = None,
+    min_frequency: int = 2,
+    special_tokens: Sequence[str] = BERT_SPECIALS,
+    output_dir: str | os.PathLike | None = None,
+    show_progress: bool = True,
+) -> WordPieceTokenizer:
     """Trains a BERT WordPiece vocabulary; returns a `WordPieceTokenizer`.
 
     Uses Hugging Face `tokenizers`' `WordPieceTrainer` with BERT's
@@ -141,7 +151,7 @@ def train_wordpiece(
     from tokenizers import pre_tokenizers
     from tokenizers import trainers
 
-    from tf_input.tokenizers.wordpiece import WordPieceTokenizer
+    from tf_input.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
     vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
     _check_source(source)
@@ -175,7 +185,7 @@ def train_wordpiece(
     # from run to run (14 of 8,000 tokens differed on tinyshakespeare). A
     # first pass finds the continuation characters; the second pass gets
     # them, sorted, as fixed tokens, so every id and tie is reproducible.
-    # Doubles the training time (1.5 s in all for 8,000 on tinyshakespeare).
+    # Doubles the training time.
     texts = list(_texts(source))
     first = train(texts, [])
     continuations = sorted(
@@ -204,14 +214,14 @@ def train_wordpiece(
 
 
 def train_bpe(
-    source,
-    vocabulary_size,
+    source: Source,
+    vocabulary_size: int,
     *,
-    min_frequency=2,
-    special_tokens=("<|endoftext|>",),
-    output_dir=None,
-    show_progress=True,
-):
+    min_frequency: int = 2,
+    special_tokens: Sequence[str] = ("<|endoftext|>",),
+    output_dir: str | os.PathLike | None = None,
+    show_progress: bool = True,
+) -> BytePairTokenizer:
     """Trains a byte-level BPE vocabulary; returns a `BytePairTokenizer`.
 
     Uses Hugging Face `tokenizers`' `BpeTrainer` with GPT-2's byte-level
@@ -237,7 +247,7 @@ def train_bpe(
     from tokenizers import pre_tokenizers
     from tokenizers import trainers
 
-    from tf_input.tokenizers.byte_pair import BytePairTokenizer
+    from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 
     vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
     _check_source(source)
@@ -256,20 +266,20 @@ def train_bpe(
     with _maybe_temporary(folder) as target:
         vocab_json, merges_txt = model.model.save(str(target))
         return BytePairTokenizer.from_files(
-            vocab_json, merges_txt, special_tokens=list(special_tokens)
+            vocab_json, merges_txt, unsplittable_tokens=list(special_tokens)
         )
 
 
 def train_sentencepiece(
-    source,
-    vocabulary_size,
+    source: Source,
+    vocabulary_size: int,
     *,
-    model_type="unigram",
-    character_coverage=1.0,
-    output_dir=None,
-    show_progress=True,
+    model_type: str = "unigram",
+    character_coverage: float = 1.0,
+    output_dir: str | os.PathLike | None = None,
+    show_progress: bool = True,
     **options,
-):
+) -> SentencePieceTokenizer:
     """Trains a SentencePiece model; returns a `SentencePieceTokenizer`.
 
     Uses the `sentencepiece` trainer on every input line (no sampling, no

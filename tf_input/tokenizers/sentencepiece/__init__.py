@@ -57,22 +57,27 @@ which no TF op does, so exact ties after that point may be broken
 differently (measured on 1 MB single lines: the first differing token was
 number 24,658 to 79,336, depending on model and text).
 
-The package, by seam: `_proto` (the wire format, piece kinds and field
-numbers), `_charsmap` (the normalization rules), `_unigram_plan` (the
-rewritten unigram models and routing patterns), `_model_file` (reading and
-checking a `.model` argument), `_bpe` (character-level BPE on the
-byte-level engine's merge loop), `_json_bpe` (the same engine for a
-`tokenizer.json`: `MetaspaceBytePairTokenizer`), `_json_unigram` (a
-`Unigram` `tokenizer.json` as HF runs it, core ops: `UnigramTokenizer`),
-`_graphemes` (grapheme clusters for its charsmap), `_tf_text_ops` (TF
-Text's ops), `_decoding` (ids to text) and `_layer` (the Keras layer).
+The package, by seam: `sentence_piece_tokenizer` (the Keras layer),
+`_proto` (the wire format, piece kinds and field numbers), `_model_file`
+(reading and checking a `.model` argument), `_charsmap` (the
+normalization rules), `_normalizer` (the library's normalization for the
+graphs), `_unigram_plan` (the rewritten unigram models and routing
+patterns), `_unigram_graph` (the unigram routes), `_bpe` (BPE models:
+their merges for `engines/char_bpe.py`, in core ops, or on TF Text's op),
+`_tf_text_ops` (TF Text's ops), `_decoding` (ids to text), `_recent` (the
+models a config named, by digest), `_json_bpe` (the character BPE engine
+for a `tokenizer.json`: `MetaspaceBytePairTokenizer`), `_json_unigram` (a
+`Unigram` `tokenizer.json` as HF runs it, core ops: `UnigramTokenizer`)
+and `_graphemes` (grapheme clusters for its charsmap).
 """
 
 from tf_input.tokenizers.sentencepiece._json_bpe import (
     MetaspaceBytePairTokenizer,
 )
 from tf_input.tokenizers.sentencepiece._json_unigram import UnigramTokenizer
-from tf_input.tokenizers.sentencepiece._layer import SentencePieceTokenizer
+from tf_input.tokenizers.sentencepiece.sentence_piece_tokenizer import (
+    SentencePieceTokenizer,
+)
 
 __all__ = [
     "MetaspaceBytePairTokenizer",

@@ -1,0 +1,243 @@
+"""Vocabularies as Keras assets: `config.json` holds options and a SHA-256.
+
+For every tokenizer that keeps its vocabulary as an asset: the config is
+small and names the file by digest; the asset holds the file; a `.keras`
+file saved by tf_input 0.1.0.dev0 (vocabulary inside the config) still
+loads; and a `.keras` file whose asset is missing or altered fails when
+it is loaded, with an error that names the file.
+
+The files of tests/tokenizers/data were made by tf_input 0.1.0.dev0:
+
+    vocab = {"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġab": 5, "abc": 6,
+             "<|endoftext|>": 7}
+    bpe = BytePairTokenizer(vocab, ["a b", "Ġ ab", "ab c"],
+                            add_special_tokens=True, name="byte_pair")
+    keras.Sequential([bpe]).save("byte_pair_0.1.0.dev0.keras")
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",
+                  "cat", "##s", "sat", "."]
+    wp = WordPieceTokenizer(vocabulary, max_word_length=7, name="word_piece")
+    keras.Sequential([wp]).save("word_piece_0.1.0.dev0.keras")
+"""
+
+import hashlib
+import json
+import pathlib
+import zipfile
+
+import keras
+import pytest
+
+from tests.testing import sentencepiece_model
+from tf_input.tokenizers import BytePairTokenizer
+from tf_input.tokenizers import SentencePieceTokenizer
+from tf_input.tokenizers import WordPieceTokenizer
+from tf_input.tokenizers import _assets
+
+DATA = pathlib.Path(__file__).parent / "data"
+BPE_VOCAB = {"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġab": 5, "abc": 6}
+BPE_VOCAB["<|endoftext|>"] = 7
+BPE_MERGES = ["a b", "Ġ ab", "ab c"]
+WP_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "##s"]
+WP_VOCAB += ["sat", "."]
+TEXTS = ["abc abc", "ab<|endoftext|>", "The cats sat.", "dogs"]
+
+
+def _byte_pair():
+    return BytePairTokenizer(BPE_VOCAB, BPE_MERGES, name="byte_pair")
+
+
+def _word_piece():
+    return WordPieceTokenizer(WP_VOCAB, name="word_piece")
+
+
+def _sentence_piece():
+    proto = sentencepiece_model(
+        ["the cat sat on the mat", "a dog sat on a log"] * 10,
+        vocab_size=40,
+        hard_vocab_limit=False,
+    )
+    return SentencePieceTokenizer(proto, name="sentence_piece")
+
+
+# (make, asset file, config key of its digest)
+FAMILIES = {
+    "byte_pair": (_byte_pair, "vocabulary.json", "vocabulary_sha256"),
+    "word_piece": (_word_piece, "vocabulary.json", "vocabulary_sha256"),
+    "sentence_piece": (
+        _sentence_piece,
+        "sentencepiece.model",
+        "proto_sha256",
+    ),
+}
+
+
+@pytest.fixture
+def fresh_process(monkeypatch):
+    """Forgets the vocabularies this process remembers by digest (for
+    same-process clones), as a process that only loads the file would."""
+
+    def forget():
+        monkeypatch.setattr(_assets, "KNOWN", _assets.Recent())
+
+    return forget
+
+
+def _save(tokenizer, path):
+    keras.Sequential([tokenizer]).save(path)
+    return path
+
+
+def _rewrite(path, *, drop=(), replace=None):
+    """The `.keras` archive at `path` without the members `drop`, with the
+    contents of `replace` (`{member: bytes}`)."""
+    replace = replace or {}
+    with zipfile.ZipFile(path) as archive:
+        members = [(i, archive.read(i.filename)) for i in archive.infolist()]
+    with zipfile.ZipFile(path, "w") as archive:
+        for info, data in members:
+            if info.filename not in drop:
+                archive.writestr(info, replace.get(info.filename, data))
+
+
+def _asset_member(path, name):
+    with zipfile.ZipFile(path) as archive:
+        (member,) = [n for n in archive.namelist() if n.endswith("/" + name)]
+    return member
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_config_names_the_asset_by_digest(family, tmp_path):
+    make, asset, key = FAMILIES[family]
+    tokenizer = make()
+    config = tokenizer.get_config()
+    assert config.get("vocabulary") is None and config.get("merges") is None
+    path = _save(tokenizer, tmp_path / "t.keras")
+    with zipfile.ZipFile(path) as archive:
+        data = archive.read(_asset_member(path, asset))
+        saved = json.loads(archive.read("config.json"))
+    assert hashlib.sha256(data).hexdigest() == config[key]
+    assert len(json.dumps(saved)) < 4000
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded(TEXTS).to_list() == tokenizer(TEXTS).to_list()
+    assert loaded.get_config() == config
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_keras_file_without_its_asset_fails_when_loaded(
+    family, tmp_path, fresh_process
+):
+    make, asset, _ = FAMILIES[family]
+    path = _save(make(), tmp_path / "t.keras")
+    # The only asset of the archive: Keras calls no `load_assets` at all.
+    _rewrite(path, drop=[_asset_member(path, asset)])
+    fresh_process()
+    with pytest.raises(ValueError, match=f"{asset}.*is missing") as info:
+        keras.saving.load_model(path)
+    assert family in str(info.value)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_keras_file_missing_one_of_two_assets_fails(
+    family, tmp_path, fresh_process
+):
+    make, asset, _ = FAMILIES[family]
+    other = _word_piece() if family != "word_piece" else _byte_pair()
+    path = tmp_path / "t.keras"
+    keras.Sequential([make(), other]).save(path)
+    with zipfile.ZipFile(path) as archive:
+        # Keras names a layer's asset folder after its class.
+        (member,) = [
+            n
+            for n in archive.namelist()
+            if n.endswith("/" + asset) and f"/{family}_tokenizer/" in n
+        ]
+    _rewrite(path, drop=[member])
+    fresh_process()
+    with pytest.raises(ValueError, match=f"{asset}.*is missing"):
+        keras.saving.load_model(path)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("fresh", [False, True])
+def test_an_altered_asset_fails_when_loaded(
+    family, fresh, tmp_path, fresh_process
+):
+    make, asset, key = FAMILIES[family]
+    tokenizer = make()
+    path = _save(tokenizer, tmp_path / "t.keras")
+    member = _asset_member(path, asset)
+    with zipfile.ZipFile(path) as archive:
+        data = archive.read(member)
+    altered = data.replace(b"a", b"b", 1)
+    assert altered != data
+    _rewrite(path, replace={member: altered})
+    if fresh:
+        fresh_process()
+    with pytest.raises(ValueError, match="SHA-256") as info:
+        keras.saving.load_model(path)
+    assert asset in str(info.value)
+    assert tokenizer.get_config()[key] in str(info.value)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_layer_waiting_for_its_asset_says_so(family, tmp_path):
+    make, asset, key = FAMILIES[family]
+    tokenizer = make()
+    config = {**tokenizer.get_config(), key: "0" * 64}
+    layer = type(tokenizer).from_config(config)
+    with pytest.raises(ValueError, match="yet: it was made by `from_config`"):
+        layer(["x"])
+    with pytest.raises(ValueError, match="yet"):
+        layer.get_vocabulary()
+    # An asset that is not what the config names is refused.
+    folder = tmp_path / "assets"
+    folder.mkdir()
+    tokenizer.save_assets(str(folder))
+    with pytest.raises(ValueError, match="SHA-256"):
+        layer.load_assets(str(folder))
+
+
+@pytest.mark.parametrize(
+    "family, bad",
+    [("byte_pair", b"[1, 2]"), ("byte_pair", b"\xff"), ("word_piece", b"{}")],
+)
+def test_an_unreadable_asset_names_the_file(family, bad, tmp_path):
+    make, asset, key = FAMILIES[family]
+    config = make().get_config()
+    del config[key]  # No digest to check against: the contents are read.
+    layer = type(make()).from_config(
+        {**config, key: hashlib.sha256(bad).hexdigest()}
+    )
+    (tmp_path / asset).write_bytes(bad)
+    with pytest.raises(ValueError, match=f"could not read .*{asset}"):
+        layer.load_assets(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "name, want",
+    [
+        ("byte_pair_0.1.0.dev0.keras", [[7, 6, 5, 2, 7], [7, 4, 7, 7]]),
+        ("word_piece_0.1.0.dev0.keras", [[5, 6, 7, 8, 9], [1]]),
+    ],
+)
+def test_keras_files_of_0_1_0_dev0_still_load(name, want, tmp_path):
+    """Their configs hold the vocabulary itself; loaded and saved again,
+    they hold a digest and the vocabulary is an asset."""
+    with zipfile.ZipFile(DATA / name) as archive:
+        old = json.loads(archive.read("config.json"))
+    old_config = old["config"]["layers"][0]["config"]
+    assert "vocabulary" in old_config
+    texts = TEXTS[:2] if name.startswith("byte_pair") else TEXTS[2:]
+    loaded = keras.saving.load_model(DATA / name).layers[0]
+    assert loaded(texts).to_list() == want
+    # The old config alone, too (what `from_config` gets from such a file).
+    layer = keras.saving.deserialize_keras_object(old["config"]["layers"][0])
+    assert layer(texts).to_list() == want
+    again = _save(loaded, tmp_path / "again.keras")
+    with zipfile.ZipFile(again) as archive:
+        new = json.loads(archive.read("config.json"))
+        assert any(n.endswith("/vocabulary.json") for n in archive.namelist())
+    new_config = new["config"]["layers"][0]["config"]
+    assert new_config["vocabulary"] is None
+    assert len(new_config["vocabulary_sha256"]) == 64
+    assert keras.saving.load_model(again).layers[0](texts).to_list() == want
