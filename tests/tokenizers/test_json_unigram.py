@@ -25,8 +25,8 @@ from tests.shared_data import corpora
 from tests.shared_data import requires_shared_data
 from tests.tokenizers import unigram_json
 from tf_input import load_tokenizer
-from tf_input.tokenizers.sentencepiece._json_unigram import UnigramTokenizer
-from tf_input.tokenizers.sentencepiece._json_unigram import charsmap_rules
+from tf_input.tokenizers import UnigramTokenizer
+from tf_input.tokenizers.hf.normalizers.precompiled import charsmap_rules
 
 pytestmark = requires_shared_data
 
@@ -255,12 +255,12 @@ def test_strip_accents_removes_what_hf_removes():
     # Every code point, in one batch: HF's StripAccents vs ours.
     from tokenizers import normalizers
 
-    from tf_input.tokenizers.sentencepiece._json_unigram import _StripAccents
+    from tf_input.tokenizers.hf.normalizers.strip_accents import StripAccents
 
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     hf = normalizers.StripAccents()
     want = [c for c in chars if hf.normalize_str(c) == ""]
-    got = _StripAccents()(tf.constant(["x" + c for c in chars])).numpy()
+    got = StripAccents()(tf.constant(["x" + c for c in chars])).numpy()
     removed = [c for c, g in zip(chars, got) if g == b"x"]
     assert removed == want
 
@@ -272,7 +272,7 @@ def test_grapheme_clusters_join_as_hf_segments_them():
     # nbsp's cluster (c dropped); else " " + c's own rule.
     from tokenizers import normalizers
 
-    from tf_input.tokenizers.sentencepiece._graphemes import cluster_starts
+    from tf_input.tokenizers.hf.normalizers.graphemes import cluster_starts
 
     blob = unigram_json.read_proto(
         "albert"
@@ -374,6 +374,25 @@ def test_unsupported_or_corrupt_parts_name_the_path(folder, change, message):
     assert str(path) in str(info.value)
 
 
+def test_a_fault_of_the_engine_is_not_a_file_error(folder, monkeypatch):
+    # A ValueError raised by the Viterbi engine (a bug) reaches the caller
+    # as it is, not as a TokenizerFileError blaming the file.
+    from tf_input.tokenizers.engines import viterbi
+    from tf_input.tokenizers.loading import TokenizerFileError
+
+    path, _, _ = _pair(folder, "botchan", "spm")
+    bug = ValueError("a bug in the engine")
+
+    def broken(*args, **kwargs):
+        raise bug
+
+    monkeypatch.setattr(viterbi.Viterbi, "__init__", broken)
+    with pytest.raises(ValueError) as info:
+        load_tokenizer(path)
+    assert info.value is bug
+    assert not isinstance(info.value, TokenizerFileError)
+
+
 def test_truncated_file_names_the_path(folder):
     path, _, _ = _pair(folder, "botchan", "spm")
     text = path.read_text("utf-8")
@@ -447,7 +466,7 @@ def test_a_process_keeps_only_the_last_few_json_texts(folder):
     # but only the last `KEPT` texts: a process that builds many
     # tokenizers must not hold all their files. A config whose text was
     # dropped makes a layer that asks for its asset, not a wrong one.
-    from tf_input.tokenizers.sentencepiece import _json_file
+    from tf_input.tokenizers import json_file_tokenizer
     from tf_input.tokenizers.sentencepiece._recent import KEPT
 
     _, _, tokenizer = _pair(folder, "botchan", "bytes")
@@ -457,8 +476,8 @@ def test_a_process_keeps_only_the_last_few_json_texts(folder):
         tokenizer(text).to_list()
     )
     for i in range(KEPT):
-        _json_file._KNOWN.remember(f"another file {i}".encode())
-    assert len(_json_file._KNOWN) == KEPT
+        json_file_tokenizer._KNOWN.remember(f"another file {i}".encode())
+    assert len(json_file_tokenizer._KNOWN) == KEPT
     orphan = UnigramTokenizer.from_config(config)
     with pytest.raises(ValueError, match="has no tokenizer.json yet"):
         orphan.get_config()

@@ -37,6 +37,7 @@ from tests.tokenizers.test_byte_pair import ADVERSARIAL
 from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
 from tf_input.tokenizers import load_tokenizer
+from tf_input.tokenizers.loading import TokenizerFileError
 
 pytestmark = requires_shared_data
 
@@ -100,7 +101,7 @@ def ours(name, **kwargs):
             _CACHE[key] = load_tokenizer(
                 LLM / family / f"{family}_base.tiktoken",
                 pattern=family,
-                special_tokens=RANK_FILES[family],
+                special_token_ids=RANK_FILES[family],
                 **kwargs,
             )
         else:
@@ -318,10 +319,39 @@ def test_rank_files_have_no_roles_unless_given():
     with_roles = load_tokenizer(
         LLM / "cl100k" / "cl100k_base.tiktoken",
         pattern="llama3",
-        special_tokens={"<|endoftext|>": 100257},
+        special_token_ids={"<|endoftext|>": 100257},
         roles={"eos": "<|endoftext|>"},
     )
     assert with_roles.special_tokens == {"eos": 100257}
+
+
+def _small_rank_file(folder):
+    """The first 5,000 ranks of cl100k: a rank file too."""
+    lines = (LLM / "cl100k" / "cl100k_base.tiktoken").read_bytes()
+    path = folder / "small.tiktoken"
+    path.write_bytes(b"\n".join(lines.split(b"\n")[:5000]) + b"\n")
+    return path
+
+
+def test_the_old_name_of_special_token_ids_still_works_with_a_warning(
+    tmp_path,
+):
+    path = _small_rank_file(tmp_path)
+    kwargs = {"pattern": "llama3", "roles": {"eos": "<|x|>"}}
+    new = load_tokenizer(path, special_token_ids={"<|x|>": 5000}, **kwargs)
+    with pytest.warns(DeprecationWarning, match="`special_token_ids=`"):
+        old = load_tokenizer(path, special_tokens={"<|x|>": 5000}, **kwargs)
+    assert old.special_tokens == new.special_tokens == {"eos": 5000}
+    texts = ["a<|x|>b", "hello world"]
+    assert our_ids(old, texts) == our_ids(new, texts)
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(TypeError, match="not also its deprecated name"):
+            load_tokenizer(
+                path,
+                special_token_ids={"<|x|>": 5000},
+                special_tokens={"<|x|>": 5000},
+                **kwargs,
+            )
 
 
 def test_vocabulary_gaps_are_no_tokens():
@@ -661,6 +691,44 @@ def test_bad_tokenizer_json(tmp_path, small_json, change, message):
     assert str(path) in str(info.value)
 
 
+def test_a_missing_field_is_a_file_error_naming_it(tmp_path, small_json):
+    for change, field in [
+        (lambda d: d["model"].pop("merges"), "merges"),
+        (lambda d: d["model"].pop("vocab"), "vocab"),
+        (
+            lambda d: d.update(
+                post_processor={"type": "TemplateProcessing", "pair": []}
+            ),
+            "single",
+        ),
+    ]:
+        data = json.loads(json.dumps(small_json))
+        change(data)
+        path = _write_json(tmp_path / "tokenizer.json", data)
+        with pytest.raises(TokenizerFileError) as info:
+            load_tokenizer(path)
+        message = str(info.value)
+        assert str(path) in message
+        assert f"a required field is missing: {field}" in message
+
+
+def test_a_fault_of_the_code_is_not_a_file_error(
+    tmp_path, small_json, monkeypatch
+):
+    # A bug inside an engine keeps its own type and traceback: it is not
+    # reported as a fault of the file.
+    path = _write_json(tmp_path / "tokenizer.json", small_json)
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug in the tables")
+
+    monkeypatch.setattr(BytePairTokenizer, "_build_tables", broken)
+    with pytest.raises(KeyError, match="a bug in the tables") as info:
+        load_tokenizer(path)
+    assert not isinstance(info.value, TokenizerFileError)
+    assert info.traceback[-1].name == "broken"
+
+
 def test_the_base_of_the_bad_files_loads(tmp_path, small_json):
     path = _write_json(tmp_path / "tokenizer.json", small_json)
     reference = hf_tokenizers.Tokenizer.from_file(str(path))
@@ -701,7 +769,7 @@ def test_bad_rank_files(tmp_path):
         assert str(path) in str(info.value)
     path.write_bytes(b"IQ== 0\nIg== 1\n")
     with pytest.raises(ValueError, match="is a rank"):
-        load_tokenizer(path, pattern="gpt2", special_tokens={"<x>": 1})
+        load_tokenizer(path, pattern="gpt2", special_token_ids={"<x>": 1})
     with pytest.raises(ValueError, match="for tiktoken rank files"):
         load_tokenizer(LLM / "qwen3", pattern="cl100k")
 

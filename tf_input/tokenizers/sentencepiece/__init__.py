@@ -61,18 +61,31 @@ The package, by seam: `_proto` (the wire format, piece kinds and field
 numbers), `_charsmap` (the normalization rules), `_unigram_plan` (the
 rewritten unigram models and routing patterns), `_model_file` (reading and
 checking a `.model` argument), `_bpe` (character-level BPE on the
-byte-level engine's merge loop), `_json_bpe` (the same engine for a
-`tokenizer.json`: `MetaspaceBytePairTokenizer`), `_json_unigram` (a
-`Unigram` `tokenizer.json` as HF runs it, core ops: `UnigramTokenizer`),
-`_graphemes` (grapheme clusters for its charsmap), `_tf_text_ops` (TF
-Text's ops), `_decoding` (ids to text) and `_layer` (the Keras layer).
+byte-level engine's merge loop), `_tf_text_ops` (TF Text's ops),
+`_decoding` (ids to text) and `_layer` (the Keras layer).
+
+The tokenizers of a SentencePiece model's `tokenizer.json` (HF's pipeline,
+core ops) are `MetaspaceBytePairTokenizer` and `UnigramTokenizer`, in
+`tf_input.tokenizers`; they are re-exported here too.
 """
 
-from tf_input.tokenizers.sentencepiece._json_bpe import (
-    MetaspaceBytePairTokenizer,
-)
-from tf_input.tokenizers.sentencepiece._json_unigram import UnigramTokenizer
 from tf_input.tokenizers.sentencepiece._layer import SentencePieceTokenizer
+
+_MOVED = {
+    "MetaspaceBytePairTokenizer": "metaspace_byte_pair_tokenizer",
+    "UnigramTokenizer": "unigram_tokenizer",
+}
+
+
+def __getattr__(name):
+    # Imported on first use: those modules import this package's parts.
+    if name in _MOVED:
+        import importlib
+
+        module = importlib.import_module(f"tf_input.tokenizers.{_MOVED[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "MetaspaceBytePairTokenizer",

@@ -1,0 +1,1 @@
+"""The inner loops of the tokenizer models, apart from the layers."""
