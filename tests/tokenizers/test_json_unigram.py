@@ -251,6 +251,27 @@ def test_config_and_keras_file_round_trip(folder, tmp_path):
     assert file.stat().st_size < 2 * path.stat().st_size
 
 
+def test_a_keras_file_without_its_asset_is_a_clear_error(folder, tmp_path):
+    import zipfile
+
+    _, _, tokenizer = _pair(folder, "botchan", "spm")
+    inputs = keras.Input(shape=(), dtype="string")
+    model = keras.Model(inputs, tokenizer(inputs))
+    file = tmp_path / "unigram.keras"
+    model.save(file)
+    damaged = tmp_path / "damaged.keras"
+    with zipfile.ZipFile(file) as src, zipfile.ZipFile(damaged, "w") as dst:
+        names = src.namelist()
+        assert any(n.endswith("/tokenizer.json") for n in names)
+        for name in names:
+            if name.endswith("/tokenizer.json"):  # another asset instead
+                dst.writestr(name.replace("tokenizer.json", "other"), b"")
+            else:
+                dst.writestr(name, src.read(name))
+    with pytest.raises(ValueError, match="has no tokenizer.json asset"):
+        keras.saving.load_model(damaged)
+
+
 def test_strip_accents_removes_what_hf_removes():
     # Every code point, in one batch: HF's StripAccents vs ours.
     from tokenizers import normalizers

@@ -137,7 +137,14 @@ class JsonFileTokenizer(Tokenizer):
             f.write(self._json_text)
 
     def load_assets(self, dir_path):
-        path = os.path.join(dir_path, _ASSET)
+        # Keras gives None when the file holds no assets for this layer.
+        path = None if dir_path is None else os.path.join(dir_path, _ASSET)
+        if path is None or not os.path.isfile(path):
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: the saved file has no "
+                f"{_ASSET} asset for it (the `.keras` file is incomplete or "
+                "was edited). Save the model again."
+            )
         with open(path, encoding="utf-8") as f:
             text = f.read()
         digest = hashlib.sha256(text.encode()).hexdigest()
