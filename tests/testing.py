@@ -12,14 +12,49 @@
 * a `.keras` save and load gives the same class and identical outputs;
 * one `fit` step runs (XLA-compiled), and trainable weights change;
 * under `mixed_float16` and `mixed_bfloat16` the output has the compute dtype.
+
+`run_tokenizer_test` is the contract of every tokenizer (modelled on
+keras-hub's `run_preprocessing_layer_test`), for one tokenizer and a batch
+of texts:
+
+* the registered name is `tf_input>ClassName`; `get_config` is JSON, and
+  `from_config` and Keras's `serialize_keras_object` /
+  `deserialize_keras_object` round trip give the same config and ids;
+* a direct call on the batch gives int32 ragged ids `[N, None]`, each
+  text alone gives its row, an empty batch gives `[0, None]`;
+* `ds.map` on unbatched and on batched data, and a `tf.function` with an
+  unknown batch size, give the direct call's ids;
+* `detokenize` of the batch, of one row and inside a `tf.function` agree;
+* a `.keras` file and a SavedModel (tokenize and detokenize signatures),
+  saved into one folder that is then moved, reload with the same ids and
+  texts, in this process and in a fresh Python process; there the
+  SavedModel loads with `import tensorflow` alone (plus
+  `import tensorflow_text` unless `uses_core_ops_only`), and the `.keras`
+  file gets its vocabulary from its assets (a fresh process holds no
+  digest of it).
+
+`text_lines` is the one hypothesis strategy for fuzzing tokenizers, and
+`sentencepiece_model` trains the small models of the SentencePiece tests.
 """
 
+import base64
+import io
+import json
 import os
+import pathlib
+import shutil
+import subprocess
+import sys
 import tempfile
+import textwrap
 
 import keras
 import numpy as np
 import tensorflow as tf
+from hypothesis import strategies as st
+from tensorflow.core.protobuf import saved_model_pb2
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def run_layer_test(
@@ -111,3 +146,279 @@ def run_layer_test(
         assert out.dtype == keras.DTypePolicy(policy).compute_dtype, policy
         for weight in mixed.weights:
             assert weight.dtype == "float32"
+
+
+# --- Tokenizers ---------------------------------------------------------------
+class ExportedTokenizer(tf.Module):
+    """A SavedModel of a tokenizer: `__call__` (`[N]` strings -> int32
+    ragged ids) and `detokenize` (those ids -> `[N]` strings)."""
+
+    def __init__(self, tokenizer):
+        super().__init__()
+        self.tokenizer = tokenizer
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def __call__(self, texts):
+        return self.tokenizer(texts)
+
+    @tf.function(
+        input_signature=[
+            tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
+        ]
+    )
+    def detokenize(self, ids):
+        return self.tokenizer.detokenize(ids)
+
+
+def text_lines(pieces=(), *, alphabet="", max_pieces=6, max_size=12):
+    """Hypothesis strategy: lines joined from up to `max_pieces` pieces,
+    each any text (no surrogates: a tokenizer's input is UTF-8), text from
+    `alphabet` (characters that matter to the tokenizer under test) or
+    one of `pieces` (its special tokens and hard cases)."""
+    options = [st.text(st.characters(codec="utf-8"), max_size=max_size)]
+    if alphabet:
+        options.append(st.text(st.sampled_from(alphabet), max_size=max_size))
+    if pieces:
+        options.append(st.sampled_from(list(pieces)))
+    return st.lists(st.one_of(*options), max_size=max_pieces).map("".join)
+
+
+def sentencepiece_model(lines, **options):
+    """The `.model` bytes that `sentencepiece` trains on `lines` with
+    `SentencePieceTrainer.train` `options` (logging off)."""
+    import sentencepiece
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        **{"minloglevel": 2, **options},
+    )
+    return model.getvalue()
+
+
+def _as_bytes(texts):
+    return [
+        t.encode("utf-8") if isinstance(t, str) else bytes(t) for t in texts
+    ]
+
+
+def _ids(ragged):
+    assert isinstance(ragged, tf.RaggedTensor), type(ragged)
+    assert ragged.dtype == tf.int32, ragged.dtype
+    return [[int(i) for i in row] for row in ragged.to_list()]
+
+
+def _difference(got, want, inputs):
+    """The first row where `got` and `want` differ, for a failure message."""
+    if len(got) != len(want):
+        return f"{len(got)} rows, expected {len(want)}"
+    for text, a, b in zip(inputs, got, want):
+        if a != b:
+            return f"on {text!r}: got {a!r}, expected {b!r}"
+    return "no difference"
+
+
+def _texts(strings):
+    return [bytes(x) for x in strings.numpy().tolist()]
+
+
+_FRESH_PROCESS = textwrap.dedent(
+    """
+    import base64, json, sys
+    import tensorflow as tf
+    request = json.loads(open(sys.argv[1], encoding="utf-8").read())
+    if request["tensorflow_text"]:
+        import tensorflow_text  # noqa: F401  (registers its ops)
+    texts = tf.constant([base64.b64decode(t) for t in request["inputs"]])
+    encode = lambda xs: [base64.b64encode(x).decode() for x in xs]
+    model = tf.saved_model.load(request["saved_model"])
+    ids = model(texts)
+    out = {
+        "ids": ids.to_list(),
+        "texts": encode(model.detokenize(ids).numpy().tolist()),
+        "modules": sorted(
+            m for m in sys.modules
+            if m.split(".")[0] in ("tf_input", "tensorflow_text", "keras_hub")
+        ),
+    }
+    import keras
+    import tf_input  # noqa: F401  (registers the layers)
+    layer = keras.saving.load_model(request["keras"]).layers[0]
+    ids = layer(texts)
+    out["keras_ids"] = ids.to_list()
+    out["keras_texts"] = encode(layer.detokenize(ids).numpy().tolist())
+    print(json.dumps(out))
+    """
+)
+
+
+def _ops_outside_core_tensorflow(saved_model):
+    """The op types of a SavedModel's graphs that core TensorFlow lacks
+    (`tf.raw_ops` holds every core op; TF Text's ops are not there)."""
+    proto = saved_model_pb2.SavedModel()
+    proto.ParseFromString((saved_model / "saved_model.pb").read_bytes())
+    ops = set()
+    for graph in proto.meta_graphs:
+        ops.update(node.op for node in graph.graph_def.node)
+        for function in graph.graph_def.library.function:
+            ops.update(node.op for node in function.node_def)
+    return sorted(ops - set(dir(tf.raw_ops)))
+
+
+def _run_fresh_process(folder, inputs, tensorflow_text):
+    request = folder / "request.json"
+    request.write_text(
+        json.dumps(
+            {
+                "saved_model": str(folder / "saved_model"),
+                "keras": str(folder / "tokenizer.keras"),
+                "inputs": [base64.b64encode(t).decode() for t in inputs],
+                "tensorflow_text": tensorflow_text,
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = {
+        **os.environ,
+        "KERAS_BACKEND": "tensorflow",
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "PYTHONPATH": str(ROOT),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS, str(request)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(folder),
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    for key in ("texts", "keras_texts"):
+        out[key] = [base64.b64decode(t) for t in out[key]]
+    return out
+
+
+def run_tokenizer_test(
+    tokenizer,
+    inputs,
+    *,
+    expected_ids=None,
+    expected_detokenized=None,
+    fresh_process=True,
+):
+    """The contract every tf_input tokenizer passes (see the module doc).
+
+    Args:
+        tokenizer: the tokenizer under test (a `tf_input` `Tokenizer`).
+        inputs: list of str or bytes, at least two texts.
+        expected_ids: None, or the reference's ids of `inputs` (lists).
+        expected_detokenized: None, or what `detokenize` gives for the ids
+            of `inputs` (str or bytes each), e.g. `inputs` for a tokenizer
+            whose round trip is exact.
+        fresh_process: bool. Also reload the moved files in a new Python
+            process (one subprocess, a few seconds).
+
+    Returns:
+        The ids of `tokenizer(inputs)`, as lists.
+    """
+    cls = type(tokenizer)
+    inputs = _as_bytes(inputs)
+    assert len(inputs) >= 2, "give the contract at least two texts"
+    batch = tf.constant(inputs, tf.string)
+
+    # Direct calls: the batch, each text alone, an empty batch.
+    want = _ids(tokenizer(batch))
+    if expected_ids is not None:
+        expected_ids = [list(row) for row in expected_ids]
+        assert want == expected_ids, _difference(want, expected_ids, inputs)
+    for text, row in zip(inputs, want):
+        one = tokenizer(tf.constant(text))
+        assert one.dtype == tf.int32 and one.shape.rank == 1
+        assert one.numpy().tolist() == row, text
+    empty = tokenizer(tf.constant([], tf.string))
+    assert empty.shape.as_list() == [0, None]
+
+    # Config and serialization round trips.
+    registered = keras.saving.get_registered_name(cls)
+    assert registered == f"tf_input>{cls.__name__}"
+    config = tokenizer.get_config()
+    config = json.loads(json.dumps(config))  # plain JSON
+    restored = cls.from_config(config)
+    assert type(restored) is cls
+    assert restored.get_config() == tokenizer.get_config()
+    assert _ids(restored(batch)) == want
+    revived = keras.saving.deserialize_keras_object(
+        json.loads(json.dumps(keras.saving.serialize_keras_object(tokenizer)))
+    )
+    assert type(revived) is cls
+    assert _ids(revived(batch)) == want
+
+    # tf.data, unbatched and batched, and a traced function.
+    dataset = tf.data.Dataset.from_tensor_slices(batch)
+    unbatched = [x.numpy().tolist() for x in dataset.map(tokenizer)]
+    assert unbatched == want
+    batched = dataset.batch(3).map(
+        tokenizer, num_parallel_calls=tf.data.AUTOTUNE
+    )
+    assert [row for b in batched for row in _ids(b)] == want
+    traced = tf.function(
+        tokenizer, input_signature=[tf.TensorSpec([None], tf.string)]
+    )
+    assert _ids(traced(batch)) == want
+    assert _ids(traced(batch[:1])) == want[:1]
+
+    # Detokenize: the batch, one row, and inside a traced function.
+    ids = tokenizer(batch)
+    texts = _texts(tokenizer.detokenize(ids))
+    if expected_detokenized is not None:
+        expected = _as_bytes(expected_detokenized)
+        assert texts == expected, _difference(texts, expected, inputs)
+    one = tokenizer.detokenize(tf.constant(want[0], tf.int32))
+    assert one.shape.rank == 0 and one.numpy() == texts[0]
+    traced_detokenize = tf.function(
+        tokenizer.detokenize,
+        input_signature=[
+            tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
+        ],
+    )
+    assert _texts(traced_detokenize(ids)) == texts
+
+    # A `.keras` file and a SavedModel in one folder, which is then moved.
+    with tempfile.TemporaryDirectory() as root:
+        first = pathlib.Path(root, "first")
+        first.mkdir()
+        keras.Sequential([tokenizer]).save(first / "tokenizer.keras")
+        tf.saved_model.save(
+            ExportedTokenizer(tokenizer), str(first / "saved_model")
+        )
+        moved = pathlib.Path(root, "moved")
+        shutil.move(first, moved)
+
+        layer = keras.saving.load_model(moved / "tokenizer.keras").layers[0]
+        assert type(layer) is cls
+        assert _ids(layer(batch)) == want
+        assert _texts(layer.detokenize(ids)) == texts
+        loaded = tf.saved_model.load(str(moved / "saved_model"))
+        assert _ids(loaded(batch)) == want
+        assert _texts(loaded.detokenize(ids)) == texts
+        # `uses_core_ops_only` says whether the graph has TF Text ops.
+        core = tokenizer.uses_core_ops_only
+        assert isinstance(core, bool)
+        outside = _ops_outside_core_tensorflow(moved / "saved_model")
+        assert core == (not outside), outside
+
+        if fresh_process:
+            out = _run_fresh_process(moved, inputs, tensorflow_text=not core)
+            assert out["ids"] == want
+            assert out["texts"] == texts
+            # Loading the SavedModel imported neither tf_input nor (for a
+            # core-ops tokenizer) tensorflow_text.
+            expected_modules = [] if core else ["tensorflow_text"]
+            assert {m.split(".")[0] for m in out["modules"]} == set(
+                expected_modules
+            )
+            assert out["keras_ids"] == want
+            assert out["keras_texts"] == texts
+    return want

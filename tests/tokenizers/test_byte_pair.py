@@ -10,14 +10,8 @@ vocabulary trained here with HF's own BPE trainer.
 """
 
 import json
-import os
 import random
-import shutil
-import subprocess
-import sys
-import textwrap
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -30,6 +24,8 @@ from hypothesis import strategies as st
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
+from tests.testing import text_lines
 from tf_input.tokenizers import byte_pair
 from tf_input.tokenizers.byte_pair import BytePairTokenizer
 
@@ -408,14 +404,9 @@ _PIECES = [
     "e\u0301",
     "日本",
 ]
-_TEXT = st.lists(
-    st.one_of(
-        st.text(st.characters(codec="utf-8"), max_size=12),
-        st.text(st.sampled_from(" \t\n\r\x0b\x0c\x85\xa0'sa1!"), max_size=8),
-        st.sampled_from(_PIECES),
-    ),
-    max_size=8,
-).map("".join)
+_TEXT = text_lines(
+    _PIECES, alphabet=" \t\n\r\x0b\x0c\x85\xa0'sa1!", max_pieces=8
+)
 
 
 @requires_shared_data
@@ -507,104 +498,22 @@ def test_unordered_merges_match_hf():
     assert_parity(ours, hf_reference(vocab, merges), texts)
 
 
-# --- Pipelines and saving ---------------------------------------------------
-def test_dataset_map_batched_unbatched_and_tf_function(small):
-    texts = ADVERSARIAL[:20]
-    want = ours_ids(small, texts)
-    batched = tf.data.Dataset.from_tensor_slices(texts).batch(6)
-    batched = batched.map(small, num_parallel_calls=tf.data.AUTOTUNE)
-    assert [row for batch in batched for row in batch.to_list()] == want
-    single = tf.data.Dataset.from_tensor_slices(texts).map(small)
-    assert [x.numpy().tolist() for x in single] == want
-    traced = tf.function(
-        small, input_signature=[tf.TensorSpec([None], tf.string)]
+# --- The tokenizer contract --------------------------------------------------
+def test_contract(small, hf_small):
+    texts = ADVERSARIAL[:30]
+    run_tokenizer_test(
+        small,
+        texts,
+        expected_ids=hf_ids(hf_small, texts),
+        expected_detokenized=texts,
     )
-    assert traced(tf.constant(texts)).to_list() == want
 
 
-def test_config_round_trip_gives_identical_ids(small):
+def test_config_holds_the_files_contents(small):
     config = small.get_config()
-    json.dumps(config)  # self-contained and JSON-serialisable
     assert isinstance(config["vocabulary"], dict)
     assert isinstance(config["merges"], list)
     assert config["special_tokens"] == [EOT]
-    restored = BytePairTokenizer.from_config(config)
-    assert restored.get_config() == config
-    assert ours_ids(restored, ADVERSARIAL) == ours_ids(small, ADVERSARIAL)
-    registered = keras.saving.get_registered_name(BytePairTokenizer)
-    assert registered == "tf_input>BytePairTokenizer"
-    again = keras.saving.deserialize_keras_object(
-        json.loads(json.dumps(keras.saving.serialize_keras_object(small)))
-    )
-    assert type(again) is BytePairTokenizer
-    assert ours_ids(again, ADVERSARIAL) == ours_ids(small, ADVERSARIAL)
-
-
-class _Exported(tf.Module):
-    def __init__(self, tokenizer):
-        super().__init__()
-        self.tokenizer = tokenizer
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def __call__(self, texts):
-        return self.tokenizer(texts)
-
-    @tf.function(
-        input_signature=[
-            tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
-        ]
-    )
-    def detokenize(self, ids):
-        return self.tokenizer.detokenize(ids)
-
-
-def _save_moved(tokenizer, tmp_path):
-    """Saves, copies the folder elsewhere, deletes the original."""
-    first = tmp_path / "first"
-    tf.saved_model.save(_Exported(tokenizer), str(first))
-    moved = tmp_path / "moved"
-    shutil.copytree(first, moved)
-    shutil.rmtree(first)
-    return moved
-
-
-def test_saved_model_moved_to_another_folder(small, tmp_path):
-    texts = ADVERSARIAL[:30]
-    loaded = tf.saved_model.load(str(_save_moved(small, tmp_path)))
-    ids = loaded(tf.constant(texts))
-    assert ids.to_list() == ours_ids(small, texts)
-    back = loaded.detokenize(ids)
-    assert [b.decode("utf-8") for b in back.numpy()] == texts
-
-
-@pytest.mark.slow
-def test_saved_model_needs_only_core_tensorflow(small, tmp_path):
-    """A process that imports neither tf_input nor tensorflow_text loads
-    and runs the SavedModel."""
-    texts = ADVERSARIAL[:30]
-    moved = _save_moved(small, tmp_path)
-    script = textwrap.dedent(
-        f"""
-        import json, sys
-        import tensorflow as tf
-        loaded = tf.saved_model.load({str(moved)!r})
-        texts = json.loads(sys.stdin.read())
-        print(json.dumps(loaded(tf.constant(texts)).to_list()))
-        assert "tensorflow_text" not in sys.modules
-        assert "tf_input" not in sys.modules
-        """
-    )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    want = ours_ids(small, texts)
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == want
 
 
 # --- Errors -----------------------------------------------------------------

@@ -6,18 +6,10 @@ when that folder is present.
 """
 
 import functools
-import io
 import itertools
-import os
 import random
-import shutil
-import subprocess
-import sys
-import tempfile
-import textwrap
 import time
 
-import keras
 import numpy as np
 import pytest
 import sentencepiece as spm
@@ -26,10 +18,12 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from tests.shared_data import ROOT
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
+from tests.testing import sentencepiece_model
+from tests.testing import text_lines
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 
 TRAINING_TEXT = [
@@ -91,16 +85,12 @@ MODELS = {
 @functools.lru_cache(maxsize=None)
 def trained(name):
     """The serialized `.model` of `MODELS[name]`."""
-    f = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TRAINING_TEXT),
-        model_writer=f,
-        minloglevel=2,
+    return sentencepiece_model(
+        TRAINING_TEXT,
         character_coverage=0.98,
         hard_vocab_limit=False,
         **MODELS[name],
     )
-    return f.getvalue()
 
 
 @functools.lru_cache(maxsize=None)
@@ -154,12 +144,7 @@ def test_byte_fallback_pieces_decode_like_sentencepiece():
     assert got.numpy().tolist() == want
 
 
-printable = st.characters(blacklist_categories=("Cs",))
-text_pieces = st.one_of(
-    st.text(printable, max_size=12),
-    st.sampled_from(TRICKY[:-2] + ["<sep>", "@@", "ﬁ", "  ", "\t"]),
-)
-lines = st.lists(text_pieces, max_size=6).map("".join)
+lines = text_lines(TRICKY[:-2] + ["<sep>", "@@", "ﬁ", "  ", "\t"])
 
 
 @settings(max_examples=500, deadline=None)
@@ -344,16 +329,31 @@ def test_detokenize_scalar_and_dense_input():
     assert tokenizer.detokenize(dense).numpy().tolist() == [want] * 2
 
 
-def test_works_in_tf_data_and_tf_function():
+@pytest.mark.parametrize(
+    "name, fresh_process",
+    [
+        ("unigram", True),
+        # The library op for BPE (a precompiled charsmap); the core-ops
+        # BPE engine has its own call in test_sentencepiece_bpe.py.
+        ("bpe", False),
+    ],
+)
+def test_contract(name, fresh_process):
+    tokenizer, reference = tokenizer_and_reference(name)
+    texts = TRICKY * 2 + TRAINING_TEXT[:9]
+    want = reference.encode(texts)
+    run_tokenizer_test(
+        tokenizer,
+        texts,
+        expected_ids=want,
+        expected_detokenized=reference.decode(want),
+        fresh_process=fresh_process,
+    )
+
+
+def test_dense_ids_in_a_traced_function():
     tokenizer, reference = tokenizer_and_reference("unigram")
     texts = TRICKY * 3
-    ds = tf.data.Dataset.from_tensor_slices(texts).batch(7)
-    ds = ds.map(tokenizer, num_parallel_calls=tf.data.AUTOTUNE)
-    got = [row for batch in ds for row in as_lists(batch)]
-    assert got == reference.encode(texts)
-    # Unbatched elements give 1-D ids.
-    single = tf.data.Dataset.from_tensor_slices(texts[:5]).map(tokenizer)
-    assert [x.numpy().tolist() for x in single] == reference.encode(texts[:5])
     traced = tf.function(lambda x: tokenizer(x).to_tensor())
     dense = traced(tf.constant(texts[:6])).numpy()
     assert [list(r[r != 0]) for r in dense] == [
@@ -371,14 +371,6 @@ def test_config_round_trip_gives_identical_ids():
     restored = SentencePieceTokenizer.from_config(config)
     assert restored.get_config() == config
     assert as_lists(restored(TRICKY)) == as_lists(tokenizer(TRICKY))
-    assert keras.saving.get_registered_name(SentencePieceTokenizer) == (
-        "tf_input>SentencePieceTokenizer"
-    )
-    again = keras.saving.deserialize_keras_object(
-        keras.saving.serialize_keras_object(tokenizer)
-    )
-    assert type(again) is SentencePieceTokenizer
-    assert as_lists(again(TRICKY)) == as_lists(tokenizer(TRICKY))
 
 
 def test_path_and_bytes_give_the_same_tokenizer(tmp_path):
@@ -391,70 +383,6 @@ def test_path_and_bytes_give_the_same_tokenizer(tmp_path):
     for tokenizer in (from_path, from_pathlib):
         assert tokenizer.proto == from_bytes.proto == proto
         assert as_lists(tokenizer(TRICKY)) == as_lists(from_bytes(TRICKY))
-
-
-def test_keras_file_is_self_contained(tmp_path):
-    tokenizer, _ = tokenizer_and_reference("unigram")
-    folder = tmp_path / "a"
-    folder.mkdir()
-    keras.Sequential([tokenizer]).save(folder / "tokenizer.keras")
-    moved = tmp_path / "b"
-    shutil.move(folder, moved)
-    loaded = keras.saving.load_model(moved / "tokenizer.keras").layers[0]
-    assert type(loaded) is SentencePieceTokenizer
-    assert as_lists(loaded(TRICKY)) == as_lists(tokenizer(TRICKY))
-
-
-class _Exported(tf.Module):
-    def __init__(self, tokenizer):
-        super().__init__()
-        self.tokenizer = tokenizer
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def __call__(self, texts):
-        return self.tokenizer(texts)
-
-
-@pytest.mark.parametrize("name", ["unigram", "bpe"])
-def test_saved_model_works_after_moving_the_folder(name):
-    tokenizer, reference = tokenizer_and_reference(name)
-    with tempfile.TemporaryDirectory() as tmp:
-        original = os.path.join(tmp, "original")
-        tf.saved_model.save(_Exported(tokenizer), original)
-        moved = os.path.join(tmp, "moved")
-        shutil.copytree(original, moved)
-        shutil.rmtree(original)
-        loaded = tf.saved_model.load(moved)
-        assert as_lists(loaded(tf.constant(TRICKY))) == reference.encode(TRICKY)
-
-
-@pytest.mark.slow
-def test_saved_model_loads_in_a_fresh_process(tmp_path):
-    # The ops live in TF Text: the loading process must import
-    # `tensorflow_text` first (without it: "Op type not registered").
-    tokenizer, reference = tokenizer_and_reference("unigram")
-    tf.saved_model.save(_Exported(tokenizer), str(tmp_path / "model"))
-    script = textwrap.dedent(
-        """
-        import sys
-        import tensorflow as tf
-        import tensorflow_text  # noqa: F401  (registers the ops)
-        model = tf.saved_model.load(sys.argv[1])
-        print(model(tf.constant(["Hello world 凤姐儿"])).to_list())
-        """
-    )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ""}
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path / "model")],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(ROOT.parent),
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    want = reference.encode(["Hello world 凤姐儿"])
-    assert result.stdout.strip().splitlines()[-1] == str(want)
 
 
 # --- Errors ---------------------------------------------------------------
@@ -488,15 +416,9 @@ def test_truncated_model_is_a_clear_error(tmp_path):
 
 
 def test_char_models_are_refused():
-    f = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TRAINING_TEXT),
-        model_writer=f,
-        minloglevel=2,
-        model_type="char",
-    )
+    proto = sentencepiece_model(TRAINING_TEXT, model_type="char")
     with pytest.raises(ValueError, match="model type 'char' is not supported"):
-        SentencePieceTokenizer(f.getvalue())
+        SentencePieceTokenizer(proto)
 
 
 @pytest.mark.parametrize("proto", [None, 3, ["a.model"]])

@@ -7,14 +7,8 @@ without ../shared/data, and on the real Mistral models and corpora.
 
 import base64
 import functools
-import io
 import json
-import os
 import random
-import shutil
-import subprocess
-import sys
-import textwrap
 import time
 import zipfile
 
@@ -28,10 +22,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from keras.src.saving import serialization_lib
 
-from tests.shared_data import ROOT
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
+from tests.testing import sentencepiece_model
+from tests.testing import text_lines
 from tf_input import load_tokenizer
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 from tf_input.tokenizers.sentencepiece._proto import _read_model
@@ -97,17 +93,13 @@ MODELS = {
 
 @functools.lru_cache(maxsize=None)
 def trained(name):
-    f = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TRAINING_TEXT),
-        model_writer=f,
+    return sentencepiece_model(
+        TRAINING_TEXT,
         model_type="bpe",
-        minloglevel=2,
         character_coverage=0.99,
         hard_vocab_limit=False,
         **MODELS[name],
     )
-    return f.getvalue()
 
 
 @functools.lru_cache(maxsize=None)
@@ -252,12 +244,9 @@ def test_invalid_utf8_is_replaced_byte_by_byte_like_sentencepiece():
     ]
 
 
-pieces = st.one_of(
-    st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12),
-    st.text(alphabet=" \u2581ab", max_size=12),
-    st.sampled_from(TRICKY[:-2] + ["<sep>", "@@", "  ", "\t", "▁▁"]),
+lines = text_lines(
+    TRICKY[:-2] + ["<sep>", "@@", "  ", "\t", "▁▁"], alphabet=" \u2581ab"
 )
-lines = st.lists(pieces, max_size=6).map("".join)
 
 
 @settings(max_examples=500, deadline=None)
@@ -297,87 +286,30 @@ def test_mistral_every_corpus_line(folder, name):
     assert not bad, bad
 
 
-class _Exported(tf.Module):
-    def __init__(self, tokenizer):
-        super().__init__()
-        self.tokenizer = tokenizer
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def __call__(self, texts):
-        return self.tokenizer(texts)
-
-    @tf.function(
-        input_signature=[
-            tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
-        ]
-    )
-    def detokenize(self, ids):
-        return self.tokenizer.detokenize(ids)
-
-
-def test_saved_model_and_keras_file_in_a_fresh_process(tmp_path):
+def test_contract():
     # The SavedModel, moved, loads with a plain `import tensorflow`; the
     # `.keras` file's model comes from its asset (a fresh process has no
     # digest cache).
     tokenizer, reference = pair("kept")
-    original = tmp_path / "original"
-    tf.saved_model.save(_Exported(tokenizer), str(original))
-    moved = tmp_path / "moved"
-    shutil.copytree(original, moved)
-    shutil.rmtree(original)
-    keras_file = tmp_path / "tokenizer.keras"
-    keras.Sequential([tokenizer]).save(keras_file)
-    texts = ["Hello  world 凤姐儿 😀", "    return  1", "<sep>@@"]
-    script = textwrap.dedent(
-        """
-        import sys
-        import tensorflow as tf
-        model = tf.saved_model.load(sys.argv[1])
-        ids = model(tf.constant(sys.argv[3:]))
-        print(ids.to_list())
-        print(model.detokenize(ids).numpy().tolist())
-        print(sorted(m for m in sys.modules if m.startswith(
-            ("tensorflow_text", "tf_input", "keras_hub"))))
-        import keras
-        import tf_input  # noqa: F401  (registers the layer)
-        layer = keras.saving.load_model(sys.argv[2]).layers[0]
-        print(layer(sys.argv[3:]).to_list())
-        """
-    )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env["PYTHONPATH"] = str(ROOT)
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(moved), str(keras_file), *texts],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(ROOT.parent),
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    lines = result.stdout.strip().splitlines()[-4:]
+    texts = ["Hello  world 凤姐儿 😀", "    return  1", "<sep>@@"] + TRICKY
     want = reference.encode(texts)
-    assert lines[0] == str(want)
-    assert lines[1] == str([t.encode() for t in reference.decode(want)])
-    assert lines[2] == "[]"
-    assert lines[3] == str(want)
+    run_tokenizer_test(
+        tokenizer,
+        texts,
+        expected_ids=want,
+        expected_detokenized=reference.decode(want),
+    )
 
 
 def test_models_with_normalization_rules_keep_the_library_op():
     # BPE models with a precompiled charsmap (nmt_nfkc) are not on the
     # engine yet; they stay exact on TF Text's op.
-    f = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TRAINING_TEXT),
-        model_writer=f,
-        model_type="bpe",
-        vocab_size=500,
-        minloglevel=2,
-        hard_vocab_limit=False,
+    proto = sentencepiece_model(
+        TRAINING_TEXT, model_type="bpe", vocab_size=500, hard_vocab_limit=False
     )
-    tokenizer = SentencePieceTokenizer(f.getvalue())
+    tokenizer = SentencePieceTokenizer(proto)
     assert not tokenizer.uses_core_ops_only
-    reference = spm.SentencePieceProcessor(model_proto=f.getvalue())
+    reference = spm.SentencePieceProcessor(model_proto=proto)
     assert as_lists(tokenizer(TRICKY)) == reference.encode(TRICKY)
 
 
@@ -538,39 +470,20 @@ def test_mistral_json_every_corpus_line(version):
 
 
 @requires_shared_data
-def test_mistral_json_keras_file_and_plain_tensorflow_saved_model(tmp_path):
+def test_mistral_json_contract(tmp_path):
     tokenizer, reference = json_pair()
     path = tmp_path / "tokenizer.keras"
     keras.Sequential([tokenizer]).save(path)
     with zipfile.ZipFile(path) as archive:
         assert len(archive.read("config.json")) < 4000
-    texts = ["Hello  world 凤姐儿 😀", " <s>x"]
+    texts = ["Hello  world 凤姐儿 😀", " <s>x"] + JSON_TRICKY
     want = hf_ids(reference, texts)
-    saved = tmp_path / "saved"
-    tf.saved_model.save(_Exported(tokenizer), str(saved))
-    script = textwrap.dedent(
-        """
-        import sys
-        import keras
-        import tensorflow as tf
-        model = tf.saved_model.load(sys.argv[1])
-        print(model(tf.constant(sys.argv[3:])).to_list())
-        import tf_input  # noqa: F401  (registers the layer)
-        layer = keras.saving.load_model(sys.argv[2]).layers[0]
-        print(layer(sys.argv[3:]).to_list())
-        """
+    run_tokenizer_test(
+        tokenizer,
+        texts,
+        expected_ids=want,
+        expected_detokenized=reference.decode_batch(want, False),
     )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env["PYTHONPATH"] = str(ROOT)
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(saved), str(path), *texts],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip().splitlines()[-2:] == [str(want)] * 2
 
 
 @requires_shared_data

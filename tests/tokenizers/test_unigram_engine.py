@@ -3,7 +3,6 @@ batch, its flat ragged helpers, and its graph size, which sets what every
 `tf.data` iterator pays to start (see benchmarks/README.md)."""
 
 import functools
-import io
 import random
 
 import numpy as np
@@ -16,6 +15,8 @@ from hypothesis import strategies as st
 
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import sentencepiece_model
+from tests.testing import text_lines
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 from tf_input.tokenizers.sentencepiece import _layer as sp_module
 
@@ -56,18 +57,14 @@ ROUTES = [
 
 @functools.lru_cache(maxsize=None)
 def proto(name):
-    f = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TRAINING_TEXT),
-        model_writer=f,
+    return sentencepiece_model(
+        TRAINING_TEXT,
         model_type="unigram",
         vocab_size=500,
-        minloglevel=2,
         character_coverage=0.98,
         hard_vocab_limit=False,
         **MODELS[name],
     )
-    return f.getvalue()
 
 
 def as_lists(ids):
@@ -128,11 +125,9 @@ def test_routes_mixed_in_one_batch_match_sentencepiece(name, short_long_runs):
         assert as_lists(tokenizer(batch)) == reference.encode(batch), batch
 
 
-_piece = st.one_of(
-    st.sampled_from(ROUTES + [" ", "\t", "  ", "ﬁ", "\u3000", "<sep>"]),
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
+_line = text_lines(
+    ROUTES + [" ", "\t", "  ", "ﬁ", "\u3000", "<sep>"], max_pieces=5, max_size=8
 )
-_line = st.lists(_piece, max_size=5).map("".join)
 
 
 @settings(max_examples=500, deadline=None)
@@ -266,26 +261,19 @@ def test_albert_trivial_route_matches_sentencepiece(albert):
 # characters (known and unknown), characters in longer pieces, user-
 # defined pieces of one character, spaces, rules that map to a longer
 # piece's character or to a space, a combining mark, a rare character.
-_albert_piece = st.one_of(
-    st.sampled_from(
-        list("中文的了不是我你他好凤姐儿亲戚们")
-        + list('ab1,.:?!*-()"–£€é')
-        + [" ", "  ", "，", "。", "“", "”", "：", "！", "\u3000", "\u0301"]
-        + ["\t", "\u2581", "\U00020000", "\u4e00\u9fa5", "\uff21"]
-    ),
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=3),
+_albert_line = text_lines(
+    list("中文的了不是我你他好凤姐儿亲戚们")
+    + list('ab1,.:?!*-()"–£€é')
+    + [" ", "  ", "，", "。", "“", "”", "：", "！", "\u3000", "\u0301"]
+    + ["\t", "\u2581", "\U00020000", "\u4e00\u9fa5", "\uff21"],
+    max_pieces=8,
+    max_size=3,
 )
 
 
 @requires_shared_data
 @settings(max_examples=500, deadline=None)
-@given(
-    batch=st.lists(
-        st.lists(_albert_piece, max_size=8).map("".join),
-        min_size=1,
-        max_size=5,
-    )
-)
+@given(batch=st.lists(_albert_line, min_size=1, max_size=5))
 def test_fuzz_albert_trivial_route_matches_sentencepiece(albert, batch):
     tokenizer, reference = albert
     assert as_lists(tokenizer(batch)) == reference.encode(batch)

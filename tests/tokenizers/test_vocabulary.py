@@ -1,7 +1,3 @@
-import os
-import shutil
-import tempfile
-
 import keras
 import numpy as np
 import pytest
@@ -12,6 +8,7 @@ from hypothesis import strategies as st
 
 from tests.shared_data import corpora
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
 from tf_input import VocabularyTokenizer
 
 ARITHMETIC = "BOS NEGATIVE 30 subtract NEGATIVE 34 EOS"
@@ -178,41 +175,32 @@ def test_bad_input_never_crashes():
     assert words(tf.constant(weird)).nrows() == len(weird)
 
 
-def test_works_in_tf_data_and_tf_function():
-    tokenizer = VocabularyTokenizer()
-    lines = ["a b", "b c d", "", "a"]
-    tokenizer.adapt(lines)
-    eager = tokenizer(lines).to_list()
-    ds = tf.data.Dataset.from_tensor_slices(lines).batch(2).map(tokenizer)
-    batched = [row for batch in ds for row in batch.to_list()]
-    assert batched == eager
-    single = tf.data.Dataset.from_tensor_slices(lines).map(tokenizer)
-    assert [x.numpy().tolist() for x in single] == eager
-    assert tf.function(tokenizer)(tf.constant(lines)).to_list() == eager
-
-
-def test_config_round_trip_and_saved_model_moved():
+def test_contract():
     tokenizer = VocabularyTokenizer(split="whitespace_digits", lowercase=True)
-    tokenizer.adapt([ARITHMETIC])
-    clone = VocabularyTokenizer.from_config(tokenizer.get_config())
-    lines = [ARITHMETIC, "bos 123 eos"]
-    assert clone(lines).to_list() == tokenizer(lines).to_list()
+    tokenizer.adapt([ARITHMETIC, "a b", "b c d"])
+    lines = [ARITHMETIC, "bos 123 eos", "a b", "b c d", "", "a", "zz 7"]
+    vocabulary = tokenizer.get_vocabulary()
 
-    module = tf.Module()
-    module.tokenizer = tokenizer
-    module.serve = tf.function(
-        lambda x: tokenizer(x).to_tensor(),
-        input_signature=[tf.TensorSpec([None], tf.string)],
+    def pieces(line):
+        # Words, but a number that is not a token is its digits.
+        for word in line.lower().split():
+            if word not in vocabulary and word.isdigit():
+                yield from word
+            else:
+                yield word
+
+    want = [
+        [vocabulary.index(p) if p in vocabulary else 3 for p in pieces(x)]
+        for x in lines
+    ]
+    run_tokenizer_test(
+        tokenizer,
+        lines,
+        expected_ids=want,
+        expected_detokenized=[
+            " ".join(vocabulary[i] for i in row) for row in want
+        ],
     )
-    with tempfile.TemporaryDirectory() as root:
-        first, moved = os.path.join(root, "a"), os.path.join(root, "b")
-        tf.saved_model.save(module, first)
-        shutil.copytree(first, moved)
-        shutil.rmtree(first)
-        loaded = tf.saved_model.load(moved)
-        np.testing.assert_array_equal(
-            loaded.serve(tf.constant(lines)), tokenizer(lines).to_tensor()
-        )
 
 
 @pytest.mark.parametrize(

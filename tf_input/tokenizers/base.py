@@ -152,6 +152,16 @@ class Tokenizer(keras.layers.Layer):
         """Dict from role (`"pad"`, `"unk"`, `"cls"`, ...) to id."""
         raise NotImplementedError
 
+    @property
+    def uses_core_ops_only(self):
+        """True if the tokenizer's graph uses core TensorFlow ops only.
+
+        A SavedModel holding it then loads with a plain `import
+        tensorflow` (TF Serving, the C API); otherwise the loading process
+        must `import tensorflow_text` first, which registers TF Text's ops.
+        """
+        raise NotImplementedError
+
     # --- Common API ---------------------------------------------------------
     @property
     def padding_id(self):

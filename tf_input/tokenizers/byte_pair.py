@@ -870,6 +870,11 @@ class BytePairTokenizer(Tokenizer):
         """Dict from role (`"bos"`, `"eos"`, `"pad"`, ...) to id."""
         return dict(self._roles)
 
+    @property
+    def uses_core_ops_only(self):
+        """True: byte-level BPE needs no TF Text op."""
+        return True
+
     def get_config(self):
         config = {
             **super().get_config(),

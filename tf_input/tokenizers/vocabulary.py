@@ -172,6 +172,11 @@ class VocabularyTokenizer(Tokenizer):
         roles = ("pad", "bos", "eos", "unk")
         return {r: index[s] for r, s in zip(roles, self.specials)}
 
+    @property
+    def uses_core_ops_only(self):
+        """True: splitting and lookup are core TensorFlow ops."""
+        return True
+
     def _no_vocabulary(self):
         return (
             "This VocabularyTokenizer has no vocabulary yet. Pass "

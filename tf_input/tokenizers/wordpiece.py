@@ -963,6 +963,11 @@ class WordPieceTokenizer(Tokenizer):
         return list(self.vocabulary)
 
     @property
+    def uses_core_ops_only(self):
+        """False: NFD and WordPiece run on TF Text ops."""
+        return False
+
+    @property
     def special_tokens(self):
         out = {
             name: self._token_index[token]
