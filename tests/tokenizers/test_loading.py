@@ -11,10 +11,6 @@ runs every line of every corpus and a 500-case fuzz.
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-import textwrap
 
 import keras
 import numpy as np
@@ -32,6 +28,7 @@ import tf_input
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
 from tests.tiktoken_patterns import TIKTOKEN_PATTERNS
 from tests.tokenizers.test_byte_pair import ADVERSARIAL
 from tf_input.tokenizers import BytePairTokenizer
@@ -325,10 +322,11 @@ def test_rank_files_have_no_roles_unless_given():
     assert with_roles.special_tokens == {"eos": 100257}
 
 
-def _small_rank_file(folder):
+def _small_rank_file(folder, name="small.tiktoken"):
     """The first 5,000 ranks of cl100k: a rank file too."""
     lines = (LLM / "cl100k" / "cl100k_base.tiktoken").read_bytes()
-    path = folder / "small.tiktoken"
+    path = folder / name
+    path.parent.mkdir(exist_ok=True)
     path.write_bytes(b"\n".join(lines.split(b"\n")[:5000]) + b"\n")
     return path
 
@@ -485,58 +483,37 @@ def test_config_and_keras_round_trip_and_size(tmp_path):
     assert our_ids(layer, texts) == our_ids(tokenizer, texts)
 
 
-class _Exported(tf.Module):
-    def __init__(self, tokenizer):
-        super().__init__()
-        self.tokenizer = tokenizer
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def __call__(self, texts):
-        return self.tokenizer(texts)
-
-
-def _check_fresh_process(tokenizer, tmp_path, texts):
-    first = tmp_path / "first"
-    tf.saved_model.save(_Exported(tokenizer), str(first))
-    moved = tmp_path / "moved"
-    shutil.copytree(first, moved)
-    shutil.rmtree(first)
-    script = textwrap.dedent(
-        f"""
-        import json, sys
-        import tensorflow as tf
-        loaded = tf.saved_model.load({str(moved)!r})
-        texts = json.loads(sys.stdin.read())
-        print(json.dumps(loaded(tf.constant(texts)).to_list()))
-        assert "tensorflow_text" not in sys.modules
-        assert "tf_input" not in sys.modules
-        """
+def _contract(name, tokenizer, texts, **kwargs):
+    """`run_tokenizer_test` with the reference's ids and decoding."""
+    want = reference_ids(name, texts)
+    run_tokenizer_test(
+        tokenizer,
+        texts,
+        expected_ids=want,
+        expected_detokenized=reference_decode(name, want),
+        **kwargs,
     )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env.pop("PYTHONPATH", None)
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-        cwd=str(tmp_path),
+
+
+def test_contract_of_a_qwen_shaped_file(tmp_path, small_json):
+    """Qwen 3's normalizer (NFC) and regex (the lookahead), added tokens:
+    core TF ops only, from a moved folder, in a fresh process too (the
+    real files: `test_contract_every_family`, `-m slow`)."""
+    path = _write_json(tmp_path / "tokenizer.json", small_json)
+    reference = hf_tokenizers.Tokenizer.from_file(str(path))
+    want = [e.ids for e in reference.encode_batch(TEXTS)]
+    run_tokenizer_test(
+        load_tokenizer(path),
+        TEXTS,
+        expected_ids=want,
+        expected_detokenized=reference.decode_batch(want, False),
     )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got == our_ids(tokenizer, texts)
-
-
-def test_saved_model_in_a_fresh_tensorflow_only_process(tmp_path):
-    """Qwen 3 (NFC normalizer, added tokens, the lookahead regex): core
-    TF ops only, from a moved folder."""
-    _check_fresh_process(ours("qwen3"), tmp_path, TEXTS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in BYTE_LEVEL if n != "qwen3"])
-def test_saved_model_in_a_fresh_process_every_family(name, tmp_path):
-    _check_fresh_process(ours(name), tmp_path, TEXTS)
+@pytest.mark.parametrize("name", BYTE_LEVEL)
+def test_contract_every_family(name):
+    _contract(name, ours(name), TEXTS)
 
 
 # --- Files and errors --------------------------------------------------------
@@ -573,10 +550,7 @@ def test_every_form_of_path(tmp_path):
     # A rank file named tokenizer.model (as Llama 3 ships it) is told from
     # SentencePiece by its content; the first 5,000 ranks of cl100k are a
     # rank file too.
-    lines = (LLM / "cl100k" / "cl100k_base.tiktoken").read_bytes()
-    rank = tmp_path / "llama" / "tokenizer.model"
-    rank.parent.mkdir()
-    rank.write_bytes(b"\n".join(lines.split(b"\n")[:5000]) + b"\n")
+    rank = _small_rank_file(tmp_path, "llama/tokenizer.model")
     small = load_tokenizer(rank, pattern="llama3")
     assert isinstance(small, BytePairTokenizer)
     assert small.vocabulary_size() == 5000
