@@ -198,8 +198,29 @@ class JsonFileTokenizer(Tokenizer):
         return True
 
 
-def added_token_entries(data):
-    """The checked `added_tokens` of a parsed `tokenizer.json`."""
-    return added_tokens.check_added_tokens(
+def added_token_entries(data, model):
+    """The checked `added_tokens` of a parsed `tokenizer.json` (`model`
+    names the model type for the message: none may be `normalized`)."""
+    added = added_tokens.check_added_tokens(
         data.get("added_tokens") or [], "`added_tokens`"
     )
+    if any(t["normalized"] for t in added):
+        raise SpecError(
+            f"added tokens with normalized=True are not supported for a {model}"
+        )
+    return added
+
+
+def token_table(vocabulary, added):
+    """`(tokens, index)`: the token of each id and the id of each token,
+    from `(token, id)` pairs and the added tokens (which win; a token
+    listed twice has its last id, as in HF)."""
+    size = max([i for _, i in vocabulary] + [t["id"] for t in added]) + 1
+    tokens, index = [""] * size, {}
+    for token, i in vocabulary:
+        tokens[i] = token
+        index[token] = i
+    for t in added:
+        tokens[t["id"]] = t["content"]
+        index[t["content"]] = t["id"]
+    return tokens, index

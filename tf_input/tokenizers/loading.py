@@ -152,20 +152,7 @@ def load_tokenizer(
             "`add_special_tokens` must be True or False. Received: "
             f"add_special_tokens={add_special_tokens!r}."
         )
-    if special_tokens is not _UNSET:
-        warnings.warn(
-            "`load_tokenizer(special_tokens=...)` is deprecated: pass the "
-            "same dict as `special_token_ids=` (`special_tokens` names the "
-            "role -> id dict of a tokenizer).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        if special_token_ids is not None:
-            raise TypeError(
-                "Pass `special_token_ids`, not also its deprecated name "
-                "`special_tokens`."
-            )
-        special_token_ids = special_tokens
+    special_token_ids = _renamed(special_token_ids, special_tokens)
     with reading():
         path, kind = _find(pathlib.Path(path))
         if kind != "tiktoken" and (pattern is not None or special_token_ids):
@@ -178,6 +165,25 @@ def load_tokenizer(
         if kind == "tiktoken":
             kwargs.update(pattern=pattern, special_token_ids=special_token_ids)
         return _LOADERS[kind](path, **kwargs)
+
+
+def _renamed(special_token_ids, special_tokens):
+    """`special_token_ids`, or the same dict under its deprecated name."""
+    if special_tokens is _UNSET:
+        return special_token_ids
+    warnings.warn(
+        "`load_tokenizer(special_tokens=...)` is deprecated: pass the "
+        "same dict as `special_token_ids=` (`special_tokens` names the "
+        "role -> id dict of a tokenizer).",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of `load_tokenizer`
+    )
+    if special_token_ids is not None:
+        raise TypeError(
+            "Pass `special_token_ids`, not also its deprecated name "
+            "`special_tokens`."
+        )
+    return special_tokens
 
 
 def _find(path):

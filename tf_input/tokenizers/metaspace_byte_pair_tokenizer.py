@@ -28,6 +28,7 @@ from tf_input.tokenizers.hf.spec import excerpt
 from tf_input.tokenizers.hf.spec import require
 from tf_input.tokenizers.json_file_tokenizer import JsonFileTokenizer
 from tf_input.tokenizers.json_file_tokenizer import added_token_entries
+from tf_input.tokenizers.json_file_tokenizer import token_table
 from tf_input.tokenizers.sentencepiece._bpe import CharBPE
 
 _MODEL = "`model`"
@@ -168,19 +169,8 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         model = data["model"]
         vocabulary = _vocabulary(model)
         merges = _merge_ids(require(model, "merges", _MODEL), vocabulary)
-        added = added_token_entries(data)
-        if any(t["normalized"] for t in added):
-            raise SpecError(
-                "added tokens with normalized=True are not supported for a "
-                "SentencePiece-style BPE"
-            )
-        size = max([*vocabulary.values(), *(t["id"] for t in added)]) + 1
-        tokens = [""] * size
-        for token, i in vocabulary.items():
-            tokens[i] = token
-        for t in added:
-            tokens[t["id"]] = t["content"]
-        index = {**vocabulary, **{t["content"]: t["id"] for t in added}}
+        added = added_token_entries(data, "SentencePiece-style BPE")
+        tokens, index = token_table(vocabulary.items(), added)
         byte_fallback = bool(model.get("byte_fallback"))
         byte_ids = None
         if byte_fallback:

@@ -36,6 +36,7 @@ from tf_input.tokenizers.hf.spec import excerpt
 from tf_input.tokenizers.hf.spec import require
 from tf_input.tokenizers.json_file_tokenizer import JsonFileTokenizer
 from tf_input.tokenizers.json_file_tokenizer import added_token_entries
+from tf_input.tokenizers.json_file_tokenizer import token_table
 
 _SEP = b"\xfe"  # a word break: never in valid UTF-8
 _WHITE_SPACE = _unicode.WHITE_SPACE.re2()
@@ -156,21 +157,10 @@ class UnigramTokenizer(JsonFileTokenizer):
             data.get("pre_tokenizer")
         )
         decoder = _decoder(data.get("decoder"))
-        added = added_token_entries(data)
-        if any(t["normalized"] for t in added):
-            raise SpecError(
-                "added tokens with normalized=True are not supported for a "
-                "Unigram model"
-            )
-        size = max([len(vocab) - 1, *(t["id"] for t in added)]) + 1
-        tokens = [""] * size
-        for i, (piece, _) in enumerate(vocab):
-            tokens[i] = piece
-        for t in added:
-            tokens[t["id"]] = t["content"]
-        # HF's token_to_ids: a piece listed twice has its last id.
-        index = {p: i for i, (p, _) in enumerate(vocab)}
-        index.update({t["content"]: t["id"] for t in added})
+        added = added_token_entries(data, "Unigram model")
+        tokens, index = token_table(
+            [(piece, i) for i, (piece, _) in enumerate(vocab)], added
+        )
         with tf.init_scope():
             self._normalizer = Normalizer(data.get("normalizer"))
             self._added = added_tokens.Extractor(

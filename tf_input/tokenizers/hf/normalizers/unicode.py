@@ -122,8 +122,8 @@ class UnicodeNormalization:
         )
 
     def _normalize_rows(self, texts, rows_mask):
-        rows = tf.where(rows_mask)[:, 0]
-        chars = tf.strings.unicode_decode(tf.gather(texts, rows), "UTF-8")
+        rows = tf.where(rows_mask)
+        chars = tf.strings.unicode_decode(tf.gather_nd(texts, rows), "UTF-8")
         values, splits = self._normalize_code_points(
             chars.flat_values, tf.cast(chars.row_splits, tf.int64)
         )
@@ -131,13 +131,7 @@ class UnicodeNormalization:
             tf.RaggedTensor.from_row_splits(values, splits, validate=False),
             "UTF-8",
         )
-        count = tf.size(texts, out_type=tf.int64)
-        position = tf.where(
-            rows_mask,
-            count + tf.cumsum(tf.cast(rows_mask, tf.int64)) - 1,
-            tf.range(count),
-        )
-        return tf.gather(tf.concat([texts, normalized], 0), position)
+        return tf.tensor_scatter_nd_update(texts, rows, normalized)
 
     def _normalize_code_points(self, flat, splits):
         t = self.tables

@@ -77,8 +77,10 @@ class ClassAlphabet:
         reps = tf.constant(self.reps)
 
         def mapped():
-            rows = tf.where(needs)[:, 0]
-            chars = tf.strings.unicode_decode(tf.gather(texts, rows), "UTF-8")
+            rows = tf.where(needs)
+            chars = tf.strings.unicode_decode(
+                tf.gather_nd(texts, rows), "UTF-8"
+            )
             flat = chars.flat_values
             interval = tf.searchsorted(bounds, flat, side="right") - 1
             flat = tf.where(
@@ -87,12 +89,6 @@ class ClassAlphabet:
             encoded = tf.strings.unicode_encode(
                 chars.with_flat_values(flat), "UTF-8"
             )
-            count = tf.size(texts, out_type=tf.int64)
-            position = tf.where(
-                needs,
-                count + tf.cumsum(tf.cast(needs, tf.int64)) - 1,
-                tf.range(count),
-            )
-            return tf.gather(tf.concat([texts, encoded], 0), position)
+            return tf.tensor_scatter_nd_update(texts, rows, encoded)
 
         return tf.cond(tf.reduce_any(needs), mapped, lambda: texts)
