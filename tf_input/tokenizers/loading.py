@@ -343,15 +343,21 @@ def load_for_command_line(vocab, merges=None, cased=False):
         options["merges"] = merges
     if cased:
         options["lowercase"] = False
-    if path.is_dir():
-        found = find_tokenizer_files(path)
-        if len(found) > 1:
-            names = ", ".join(p.name for p, _ in found)
-            print(
-                f"tf-input: {str(path)!r} holds {len(found)} tokenizer files "
-                f"({names}); using {found[0][0].name}. Pass a file to choose "
-                "another.",
-                file=sys.stderr,
-            )
-            path = found[0][0]
-    return load_tokenizer(path, **options)
+    with reading():  # the folder's files are parsed once
+        if path.is_dir():
+            path = _first_in_folder(path)
+        return load_tokenizer(path, **options)
+
+
+def _first_in_folder(path):
+    found = find_tokenizer_files(path)
+    if len(found) > 1:
+        names = ", ".join(p.name for p, _ in found)
+        print(
+            f"tf-input: {str(path)!r} holds {len(found)} tokenizer files "
+            f"({names}); using {found[0][0].name}. Pass a file to choose "
+            "another.",
+            file=sys.stderr,
+        )
+        return found[0][0]
+    return path
