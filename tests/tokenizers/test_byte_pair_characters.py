@@ -1,4 +1,4 @@
-"""Whole characters at the start of the merge loop (`_whole_characters`).
+"""Whole characters at the start of the merge loop (`whole_characters`).
 
 BytePairTokenizer starts BPE from one token per multi-byte character where
 that is proven exact, instead of from its bytes. These tests build the
@@ -26,19 +26,19 @@ from tests.tokenizers.test_byte_pair import assert_parity
 from tests.tokenizers.test_byte_pair import hf_reference
 from tests.tokenizers.test_byte_pair import ours_ids
 from tf_input.tokenizers import BytePairTokenizer
-from tf_input.tokenizers import byte_pair
-from tf_input.tokenizers.byte_pair import byte_level
+from tf_input.tokenizers._byte_level import ALPHABET
+from tf_input.tokenizers._byte_level import byte_level
 
 ZHONG = "中".encode()  # e4 b8 ad
 
 
 def _byte_vocab():
-    return {c: i for i, c in enumerate(byte_pair._ALPHABET)}
+    return {c: i for i, c in enumerate(ALPHABET)}
 
 
 def _whole(tokenizer):
     """The characters that start whole, as {str: (left, right)} classes."""
-    keys, values = tokenizer._char_table.export()
+    keys, values = tokenizer._engine.char_tables[0].export()
     out = {}
     for key, value in zip(keys.numpy(), values.numpy()):
         if key < 0:
@@ -49,9 +49,8 @@ def _whole(tokenizer):
 
 
 def _joins(tokenizer, edge, klass):
-    table = (
-        tokenizer._joins_before if edge == "before" else tokenizer._joins_after
-    )
+    _, before, after = tokenizer._engine.char_tables
+    table = before if edge == "before" else after
     row = table.numpy().reshape(-1, 256)[klass]
     return set(np.flatnonzero(row).tolist())
 
@@ -264,5 +263,5 @@ def test_fuzz_random_rank_orders_against_tiktoken(ranked, texts):
     assert len(whole) >= 5
     assert any(left or right for left, right in whole.values())
     ours, reference = ranked
-    assert not ours._all_at_once
+    assert not ours._engine.all_at_once
     assert ours_ids(ours, texts) == reference.encode_ordinary_batch(texts)

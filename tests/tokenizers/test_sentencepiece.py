@@ -191,7 +191,7 @@ def test_one_megabyte_line_does_not_crash(name):
 # invalid UTF-8, ...) are normalized by the library op inside TF Text,
 # which merges a run of unknown pieces by copying it for each character:
 # quadratic (1 MB of control characters took 66 s, sentencepiece 0.05 s).
-# They now take one of three ways (`SentencePieceTokenizer._normalize`):
+# They now take one of three ways (`UnigramGraph._normalize`):
 # the whitespace rules alone, the merging model, or a byte-fallback model
 # for space-free runs of 4 KB or more. All must give sentencepiece's ids.
 SECOND_ROUTE = [

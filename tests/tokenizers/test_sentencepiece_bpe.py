@@ -189,7 +189,7 @@ def test_byte_fallback_in_the_chunk_assembly_and_after_it(extra, fused, dense):
     pieces += [(p, s, 1) for p, s in extra]
     proto = model.serialize(pieces)
     tokenizer = SentencePieceTokenizer(proto)
-    engine = tokenizer._char_bpe
+    engine = tokenizer._engine.char_bpe
     assert engine._fused == fused
     assert (getattr(engine, "_final_dense", None) is not None) == dense
     reference = spm.SentencePieceProcessor(model_proto=proto)
@@ -221,7 +221,7 @@ def test_long_runs_of_spaces_take_linear_time():
     # Equal scores merge one at a time (leftmost first); runs of "▁" are
     # merged in blocks of 16 before the loop (`_runs_of_one_character`).
     tokenizer, reference = mistral(*MISTRAL[0])
-    assert tokenizer._char_bpe._runs is not None
+    assert tokenizer._engine.char_bpe._runs is not None
     texts = [" " * 1_000_000, ("x" + " " * 37) * 20_000, " " * 4097 + "y"]
     start = time.perf_counter()
     got = as_lists(tokenizer(texts))

@@ -1,5 +1,6 @@
-"""The pieces of the character BPE engine (`sentencepiece/_bpe.py`) against
-independent Python references."""
+"""The pieces of the character BPE engine (`engines/char_bpe.py`) against
+independent Python references: the merge loop and the byte-by-byte
+repair of invalid UTF-8."""
 
 import random
 
@@ -7,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tf_input.tokenizers.byte_pair import merge_sequences
-from tf_input.tokenizers.sentencepiece._bpe import replace_invalid_bytes
+from tf_input.tokenizers._utf8 import replace_invalid_bytes
+from tf_input.tokenizers.engines.merge import merge_sequences
 
 
 def per_byte_replace(raw):

@@ -18,7 +18,7 @@ from tests.shared_data import requires_shared_data
 from tests.testing import sentencepiece_model
 from tests.testing import text_lines
 from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
-from tf_input.tokenizers.sentencepiece import _layer as sp_module
+from tf_input.tokenizers.sentencepiece import _unigram_graph as sp_module
 
 TRAINING_TEXT = [
     "The quick brown fox jumps over the lazy dog.",
@@ -79,19 +79,18 @@ def short_long_runs(monkeypatch):
 
 
 def _sub_routes(tokenizer, lines):
-    """The route each line takes, as `_tokenize_unigram` and `_normalize`
-    choose it (`_LONG_RUN` as patched)."""
+    """The route each line takes, as `UnigramGraph.tokenize` and
+    `_normalize` choose it (`_LONG_RUN` as patched)."""
+    graph = tokenizer._engine
     texts = tf.constant(lines)
-    trivial = tf.strings.regex_full_match(texts, tokenizer._trivial_pattern)
-    first = tf.strings.regex_full_match(texts, tokenizer._safe_pattern)
-    if tokenizer._user_pattern is not None:
-        first &= ~tf.strings.regex_full_match(texts, tokenizer._user_pattern)
-    plain = tf.strings.regex_full_match(texts, tokenizer._plain_pattern)
+    trivial = tf.strings.regex_full_match(texts, graph._trivial_pattern)
+    first = tf.strings.regex_full_match(texts, graph._safe_pattern)
+    if graph._user_pattern is not None:
+        first &= ~tf.strings.regex_full_match(texts, graph._user_pattern)
+    plain = tf.strings.regex_full_match(texts, graph._plain_pattern)
     spaced = texts
-    if tokenizer._run_break_pattern is not None:
-        spaced = tf.strings.regex_replace(
-            texts, tokenizer._run_break_pattern, " "
-        )
+    if graph._run_break_pattern is not None:
+        spaced = tf.strings.regex_replace(texts, graph._run_break_pattern, " ")
     longest = [max(map(len, t.split(b" "))) for t in spaced.numpy()]
     return [
         "trivial"
@@ -237,7 +236,7 @@ def albert():
 def _takes_trivial_route(tokenizer, lines):
     return (
         tf.strings.regex_full_match(
-            tf.constant(lines), tokenizer._trivial_pattern
+            tf.constant(lines), tokenizer._engine._trivial_pattern
         )
         .numpy()
         .tolist()

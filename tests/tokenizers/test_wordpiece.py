@@ -30,8 +30,8 @@ from tests.shared_data import data_path
 from tests.shared_data import read_lines
 from tests.shared_data import requires_shared_data
 from tests.testing import run_tokenizer_test
-from tf_input.tokenizers import wordpiece
-from tf_input.tokenizers.wordpiece import WordPieceTokenizer
+from tf_input.tokenizers import WordPieceTokenizer
+from tf_input.tokenizers.engines import bert_tables
 
 UNCASED = data_path("bert", "bert-base-uncased-vocab.txt")
 CHINESE = data_path("bert", "bert-base-chinese-vocab.txt")
@@ -44,15 +44,15 @@ def _extra_characters():
     """Characters with special handling, so the fixes get exercised."""
     spec = " ".join(
         [
-            wordpiece._NFD_DIFFERENCES,
-            wordpiece._TF_TEXT_ONLY_PUNCTUATION,
-            wordpiece._HF_ONLY_PUNCTUATION,
+            bert_tables.NFD_DIFFERENCES,
+            bert_tables.TF_TEXT_ONLY_PUNCTUATION,
+            bert_tables.HF_ONLY_PUNCTUATION,
             "105D2 105DA 11382 113C9 1611E-16129 16D63 16D67",  # NFD pieces
             "4E00-4E2F 20000-20010 2B81A-2B930 1F600-1F64F",  # CJK, emoji
             "10570-105BC 10D50-10D85 16EA0-16ED3 AC00-AC40 FF01-FF5E",
         ]
     )
-    return sorted(wordpiece._code_points(spec))
+    return sorted(bert_tables.code_points(spec))
 
 
 def _character_vocabulary():
@@ -689,13 +689,13 @@ def test_tables_are_what_hugging_face_does():
         words = [w for w, _ in split.pre_tokenize_str("a" + char + "a")]
         if words == ["a", char, "a"]:
             found["punct"].append(c)
-    code_points = wordpiece._code_points
-    assert set(found["control"]) == code_points(wordpiece._CONTROL)
-    assert set(found["space"]) == code_points(wordpiece._WHITESPACE)
-    assert set(found["cjk"]) == code_points(wordpiece._CJK)
-    assert set(found["punct"]) == code_points(wordpiece._PUNCTUATION)
+    code_points = bert_tables.code_points
+    assert set(found["control"]) == code_points(bert_tables.CONTROL)
+    assert set(found["space"]) == code_points(bert_tables.WHITESPACE)
+    assert set(found["cjk"]) == code_points(bert_tables.CJK)
+    assert set(found["punct"]) == code_points(bert_tables.PUNCTUATION)
     # Characters that decompose into marks only are dropped as well.
-    marks = code_points(wordpiece._NONSPACING_MARKS)
+    marks = code_points(bert_tables.NONSPACING_MARKS)
     assert marks <= set(found["mark"])
     for c in set(found["mark"]) - marks:
         assert all(ord(x) in marks for x in strip.normalize_str(chr(c) + "a"))
@@ -706,7 +706,7 @@ def check_tables_against_tensorflow(hf_split):
     """The differences between the TF ops and the Rust crates."""
     import tensorflow_text as tf_text
 
-    code_points = wordpiece._code_points
+    code_points = bert_tables.code_points
     every = _every_code_point()
     chars = tf.constant([chr(c) for c in every])
     # TF Text's split: "a?a" gives 3 pieces when `?` splits.
@@ -716,9 +716,9 @@ def check_tables_against_tensorflow(hf_split):
     pieces = model.tokenize(tf.strings.join(["a", chars, "a"])).to_list()
     tf_split = {c for c, p in zip(every, pieces) if p == [1, 0, 1]}
     assert tf_split - hf_split == code_points(
-        wordpiece._TF_TEXT_ONLY_PUNCTUATION
+        bert_tables.TF_TEXT_ONLY_PUNCTUATION
     )
-    assert hf_split - tf_split == code_points(wordpiece._HF_ONLY_PUNCTUATION)
+    assert hf_split - tf_split == code_points(bert_tables.HF_ONLY_PUNCTUATION)
     # Lowercasing: ICU in TensorFlow vs Rust (HF), one character at a time.
     lowercase = hf_tokenizers.normalizers.BertNormalizer(
         clean_text=False,
@@ -733,7 +733,7 @@ def check_tables_against_tensorflow(hf_split):
         # NUL (which `tf.strings.lower` drops) never reaches this step.
         if c and x.decode("utf-8") != lowercase.normalize_str(chr(c))
     }
-    assert differ == wordpiece._lowercase_additions()
+    assert differ == bert_tables.lowercase_additions()
     # NFD: ICU in TF Text vs Rust, alone and next to a combining mark.
     nfd = hf_tokenizers.normalizers.NFD()
     differ = set()
@@ -745,7 +745,7 @@ def check_tables_against_tensorflow(hf_split):
             for c, text, x in zip(every, texts, icu)
             if x.decode("utf-8") != nfd.normalize_str(text)
         }
-    assert differ == code_points(wordpiece._NFD_DIFFERENCES)
+    assert differ == code_points(bert_tables.NFD_DIFFERENCES)
     # Non-starters as ICU sees them: NFD moves `c` past U+0334 (class 1)
     # or U+0345 (class 240) exactly when its class is not 0.
     alone = tf_text.normalize_utf8(chars, "NFD").numpy()
@@ -762,8 +762,8 @@ def check_tables_against_tensorflow(hf_split):
         if x.decode("utf-8") == "a\u0334" + chr(c)
         or y.decode("utf-8") == "a" + chr(c) + "\u0345"
     }
-    marks = code_points(wordpiece._NONSPACING_MARKS)
-    assert non_starters - marks == code_points(wordpiece._KEPT_NON_STARTERS)
+    marks = code_points(bert_tables.NONSPACING_MARKS)
+    assert non_starters - marks == code_points(bert_tables.KEPT_NON_STARTERS)
     # What NFD splits into non-starters only is nonspacing marks (dropped),
     # and Python's classes of those marks are ICU's.
     for c, x in zip(every, alone):

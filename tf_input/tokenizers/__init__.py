@@ -1,7 +1,7 @@
 """In-graph tokenizers: strings to int32 ids with TensorFlow ops."""
 
 from tf_input.tokenizers.base import Tokenizer
-from tf_input.tokenizers.byte_pair import BytePairTokenizer
+from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from tf_input.tokenizers.loading import load_tokenizer
 from tf_input.tokenizers.metaspace_byte_pair_tokenizer import (
     MetaspaceBytePairTokenizer,
@@ -11,8 +11,8 @@ from tf_input.tokenizers.training import train_bpe
 from tf_input.tokenizers.training import train_sentencepiece
 from tf_input.tokenizers.training import train_wordpiece
 from tf_input.tokenizers.unigram_tokenizer import UnigramTokenizer
-from tf_input.tokenizers.vocabulary import VocabularyTokenizer
-from tf_input.tokenizers.wordpiece import WordPieceTokenizer
+from tf_input.tokenizers.vocabulary_tokenizer import VocabularyTokenizer
+from tf_input.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
 __all__ = [
     "BytePairTokenizer",

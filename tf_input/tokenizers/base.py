@@ -57,10 +57,9 @@ def traced_graphs(tokenize_graph, detokenize_graph):
 
 class _EagerPath:
     """How eager `tokenize` calls run: one traced graph, not dozens of
-    eager ops. Op by op, WordPiece took 7.1 ms for an empty batch and 2.6
-    ms for one short line; traced, 0.06 ms and 0.64 ms (a Keras layer
-    call included). An empty batch needs no graph call: its result is
-    always `[0, None]`.
+    eager ops, which cost many times more per call (see
+    benchmarks/README.md). An empty batch needs no graph call: its result
+    is always `[0, None]`.
 
     A plain object, so that Keras and `tf.Module` do not track the
     functions (a SavedModel holds only those its exporter defines). One
@@ -90,10 +89,10 @@ class _EagerPath:
 
             def tokenize(batch):
                 # A batch of only empty strings skips the tokenizer's graph
-                # (10,000 of them: the unigram graph took ~12 ms, against
-                # sentencepiece's 1.3 ms): an empty string has no ids, so
-                # its row is the special tokens alone (checked for every
-                # family by tests/tokenizers/test_eager_calls.py).
+                # (the unigram graph is much slower than sentencepiece on
+                # them): an empty string has no ids, so its row is the
+                # special tokens alone (checked for every family by
+                # tests/tokenizers/test_eager_calls.py).
                 return tf.cond(
                     tf.reduce_any(tf.strings.length(batch) > 0),
                     lambda: tokenizer._tokenize_rows(batch, flag),

@@ -283,7 +283,7 @@ def _load_tokenizer_json(path, *, add_special_tokens, **options):
 
 
 def _load_vocab_json(path, *, add_special_tokens, **options):
-    from tf_input.tokenizers.byte_pair import BytePairTokenizer
+    from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 
     check_options(path, options, ("merges",))
     merges = options.get("merges")
@@ -301,7 +301,7 @@ def _load_vocab_json(path, *, add_special_tokens, **options):
 
 
 def _load_vocab_txt(path, *, add_special_tokens, **options):
-    from tf_input.tokenizers.wordpiece import WordPieceTokenizer
+    from tf_input.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
     check_options(path, options, ("lowercase",))
     return WordPieceTokenizer.from_vocab_file(

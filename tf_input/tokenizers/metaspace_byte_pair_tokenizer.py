@@ -4,7 +4,7 @@ A Hugging Face `BPE` model with `byte_fallback` and a `▁` metaspace made by
 the normalizer (`Prepend("▁")` + `Replace(" ", "▁")`: Mistral 7B v0.1) or
 by a `Metaspace("▁", split=false)` pre-tokenizer (Mistral 7B v0.3): the
 line is one word of characters, merged by the ranks of the merges list on
-the engine of `sentencepiece._bpe.CharBPE`; characters missing from the
+the engine of `engines.char_bpe.CharBPE`; characters missing from the
 vocabulary become their `<0xXX>` byte tokens. The ids are HF `tokenizers`'
 (for Mistral v0.3 they differ from its `.model`'s on lines that start
 with whitespace: the Metaspace adds no "▁" in front of a text that starts
@@ -17,7 +17,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tf_input._utf8 import to_valid_utf8
+from tf_input.tokenizers._utf8 import to_valid_utf8
+from tf_input.tokenizers.engines.char_bpe import CharBPE
 from tf_input.tokenizers.hf import added_tokens
 from tf_input.tokenizers.hf import decoders
 from tf_input.tokenizers.hf import pre_tokenizers
@@ -29,7 +30,6 @@ from tf_input.tokenizers.hf.spec import require
 from tf_input.tokenizers.json_file_tokenizer import JsonFileTokenizer
 from tf_input.tokenizers.json_file_tokenizer import added_token_entries
 from tf_input.tokenizers.json_file_tokenizer import token_table
-from tf_input.tokenizers.sentencepiece._bpe import CharBPE
 
 _MODEL = "`model`"
 

@@ -13,10 +13,10 @@ import base64
 import binascii
 import re
 
+from tf_input.tokenizers._byte_level import byte_level
 from tf_input.tokenizers._files import TokenizerFileError
 from tf_input.tokenizers._files import check_options
-from tf_input.tokenizers.byte_pair import BytePairTokenizer
-from tf_input.tokenizers.byte_pair import byte_level
+from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from tf_input.tokenizers.hf import processors
 from tf_input.tokenizers.hf.pre_tokenizers import GPT2_PATTERN
 

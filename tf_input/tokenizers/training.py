@@ -141,7 +141,7 @@ def train_wordpiece(
     from tokenizers import pre_tokenizers
     from tokenizers import trainers
 
-    from tf_input.tokenizers.wordpiece import WordPieceTokenizer
+    from tf_input.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
     vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
     _check_source(source)
@@ -175,7 +175,7 @@ def train_wordpiece(
     # from run to run (14 of 8,000 tokens differed on tinyshakespeare). A
     # first pass finds the continuation characters; the second pass gets
     # them, sorted, as fixed tokens, so every id and tie is reproducible.
-    # Doubles the training time (1.5 s in all for 8,000 on tinyshakespeare).
+    # Doubles the training time.
     texts = list(_texts(source))
     first = train(texts, [])
     continuations = sorted(
@@ -237,7 +237,7 @@ def train_bpe(
     from tokenizers import pre_tokenizers
     from tokenizers import trainers
 
-    from tf_input.tokenizers.byte_pair import BytePairTokenizer
+    from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 
     vocabulary_size = check_positive_int("vocabulary_size", vocabulary_size)
     _check_source(source)

@@ -22,13 +22,13 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from tf_input._utf8 import to_valid_utf8
 from tf_input.tokenizers import _unicode
+from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers._utf8 import to_valid_utf8
 from tf_input.tokenizers.engines.viterbi import Viterbi
 from tf_input.tokenizers.hf import added_tokens
 from tf_input.tokenizers.hf import decoders
 from tf_input.tokenizers.hf import pre_tokenizers
-from tf_input.tokenizers.hf.added_tokens import static_table
 from tf_input.tokenizers.hf.normalizers import Normalizer
 from tf_input.tokenizers.hf.pre_tokenizers import SPACE
 from tf_input.tokenizers.hf.spec import SpecError
@@ -166,10 +166,12 @@ class UnigramTokenizer(JsonFileTokenizer):
             self._added = added_tokens.Extractor(
                 added, self.split_special_tokens, "`added_tokens`"
             )
-            self._placeholder_ids = static_table(
+            self._placeholder_ids = lookup_table(
                 [added_tokens.placeholder(t["id"]) for t in added],
                 [t["id"] for t in added],
                 -1,
+                key_dtype=tf.string,
+                value_dtype=tf.int32,
             )
             self._unigram = Viterbi(
                 vocab, model["unk_id"], bool(model.get("byte_fallback"))

@@ -18,8 +18,8 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
-from tf_input._utf8 import utf8_lengths
-from tf_input.tokenizers.hf.added_tokens import static_table
+from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers._utf8 import utf8_lengths
 
 _UNK_PENALTY = 10.0  # HF's K_UNK_PENALTY (and sentencepiece's kUnkPenalty)
 
@@ -49,11 +49,19 @@ class Viterbi(tf.Module):
         self.unk_score = float(scores.min()) - _UNK_PENALTY
         self.byte_fallback = byte_fallback
         with tf.init_scope():
-            self._ids = static_table(
-                [p.encode() for p in index], list(index.values()), -1
+            self._ids = lookup_table(
+                [p.encode() for p in index],
+                list(index.values()),
+                -1,
+                key_dtype=tf.string,
+                value_dtype=tf.int32,
             )
-            self._prefixes = static_table(
-                [p.encode() for p in prefixes], [True] * len(prefixes), False
+            self._prefixes = lookup_table(
+                [p.encode() for p in prefixes],
+                [True] * len(prefixes),
+                False,
+                key_dtype=tf.string,
+                value_dtype=tf.bool,
             )
             self._scores = tf.constant(scores, tf.float64)
             self._byte_ids = tf.constant(

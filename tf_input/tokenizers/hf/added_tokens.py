@@ -23,6 +23,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from tf_input._ragged import marks
+from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._unicode import CodePoints
 from tf_input.tokenizers._unicode import rust_word
@@ -35,19 +36,6 @@ _PLACEHOLDER = b"\xfb"  # first byte of a placeholder
 _DIGITS = b"\xf8\xf9\xfa"  # placeholder digits (base 3)
 _FLAGS = ("special", "lstrip", "rstrip", "single_word", "normalized")
 _INF = 1 << 62
-
-
-def static_table(keys, values, default):
-    """A `tf.lookup.StaticHashTable` from `keys` to `values` (either may
-    be empty: the table then maps everything to `default`)."""
-    keys = list(keys) or [b"\xff"]
-    values = list(values) or [default]
-    return tf.lookup.StaticHashTable(
-        tf.lookup.KeyValueTensorInitializer(
-            tf.constant(keys), tf.constant(values)
-        ),
-        default_value=default,
-    )
 
 
 def placeholder(token_id):
@@ -160,14 +148,26 @@ class Extractor(tf.Module):
         rstrip = [t["content"] for t in tokens if t["rstrip"]]
         placeholders = [placeholder(t["id"]) for t in tokens]
 
-        def table(keys, values, default):
-            return static_table([k.encode() for k in keys], values, default)
+        def flags(keys):
+            return lookup_table(
+                [k.encode() for k in keys],
+                [True] * len(keys),
+                False,
+                key_dtype=tf.string,
+                value_dtype=tf.bool,
+            )
 
-        self._placeholder = table(contents, placeholders, b"")
-        self._skipped = table(skipped, [True] * len(skipped), False)
-        self._single_word = table(single_word, [True] * len(single_word), False)
-        self._lstrip = table(lstrip, [True] * len(lstrip), False)
-        self._rstrip = table(rstrip, [True] * len(rstrip), False)
+        self._placeholder = lookup_table(
+            [c.encode() for c in contents],
+            placeholders,
+            b"",
+            key_dtype=tf.string,
+            value_dtype=tf.string,
+        )
+        self._skipped = flags(skipped)
+        self._single_word = flags(single_word)
+        self._lstrip = flags(lstrip)
+        self._rstrip = flags(rstrip)
 
     def __call__(self, texts):
         """`[N]` texts -> (`[M]` segments, `[N + 1]` row splits).

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from tf_input._utf8 import VALID_UTF8
+from tf_input.tokenizers._utf8 import VALID_UTF8
 from tf_input.tokenizers.hf.pre_tokenizers.metaspace import SPACE
 from tf_input.tokenizers.hf.pre_tokenizers.metaspace import Metaspace
 from tf_input.tokenizers.hf.spec import flatten

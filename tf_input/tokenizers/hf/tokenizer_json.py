@@ -19,9 +19,9 @@ arguments are), chained to the original.
 
 from __future__ import annotations
 
+from tf_input.tokenizers._byte_level import byte_level
 from tf_input.tokenizers._files import TokenizerFileError
-from tf_input.tokenizers.byte_pair import BytePairTokenizer
-from tf_input.tokenizers.byte_pair import byte_level
+from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from tf_input.tokenizers.hf import added_tokens
 from tf_input.tokenizers.hf import decoders
 from tf_input.tokenizers.hf import pre_tokenizers
@@ -230,7 +230,7 @@ def _construct(cls, *args, **kwargs):
 
 
 def _wordpiece(text, data, config, *, add_special_tokens, **kwargs):
-    from tf_input.tokenizers.wordpiece import WordPieceTokenizer
+    from tf_input.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
     model = data["model"]
     normalizer = data.get("normalizer") or {}

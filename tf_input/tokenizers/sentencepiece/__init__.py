@@ -57,19 +57,24 @@ which no TF op does, so exact ties after that point may be broken
 differently (measured on 1 MB single lines: the first differing token was
 number 24,658 to 79,336, depending on model and text).
 
-The package, by seam: `_proto` (the wire format, piece kinds and field
-numbers), `_charsmap` (the normalization rules), `_unigram_plan` (the
-rewritten unigram models and routing patterns), `_model_file` (reading and
-checking a `.model` argument), `_bpe` (character-level BPE on the
-byte-level engine's merge loop), `_tf_text_ops` (TF Text's ops),
-`_decoding` (ids to text) and `_layer` (the Keras layer).
+The package, by seam: `sentence_piece_tokenizer` (the Keras layer),
+`_proto` (the wire format, piece kinds and field numbers), `_model_file`
+(reading and checking a `.model` argument), `_charsmap` (the
+normalization rules), `_normalizer` (the library's normalization for the
+graphs), `_unigram_plan` (the rewritten unigram models and routing
+patterns), `_unigram_graph` (the unigram routes), `_bpe` (BPE models:
+their merges for `engines/char_bpe.py`, in core ops, or on TF Text's op),
+`_tf_text_ops` (TF Text's ops), `_decoding` (ids to text) and `_recent`
+(the models a config named, by digest).
 
 The tokenizers of a SentencePiece model's `tokenizer.json` (HF's pipeline,
 core ops) are `MetaspaceBytePairTokenizer` and `UnigramTokenizer`, in
 `tf_input.tokenizers`; they are re-exported here too.
 """
 
-from tf_input.tokenizers.sentencepiece._layer import SentencePieceTokenizer
+from tf_input.tokenizers.sentencepiece.sentence_piece_tokenizer import (
+    SentencePieceTokenizer,
+)
 
 _MOVED = {
     "MetaspaceBytePairTokenizer": "metaspace_byte_pair_tokenizer",

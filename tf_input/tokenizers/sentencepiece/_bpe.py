@@ -1,23 +1,16 @@
-"""Character-level BPE in core ops, on the byte-level engine's merge loop.
+"""SentencePiece BPE `.model`s: their merges, and the graphs that run them.
 
-SentencePiece BPE (`.model` files with `model_type=BPE`, and BPE
-`tokenizer.json` files with byte fallback and a `▁` metaspace) merges
-characters, not bytes: a line is one sequence of characters and a merge
-may cross a `▁` (code vocabularies have `▁▁▁▁`). `CharBPE` builds the
-tables and the graph. The merge loop is the byte-level engine's
-`byte_pair.merge_sequences`; words around added tokens are looked up with
-`byte_pair.lookup_or_merge`.
+SentencePiece BPE merges characters, not bytes (`engines/char_bpe.py`
+runs it). `model_merges` turns a `.model`'s pieces and scores into that
+engine's merges and ranks; `BpeGraph` runs it in core ops, and
+`LibraryBpe` runs the models it does not cover (`library_reason`) on TF
+Text's op. (`CharBPE`, `replace_invalid_bytes` and `_VALID_UTF8` are
+re-exported here for the modules that import them from this path.)
 
-Token ids: the model's pieces keep their ids; a character that is no piece
-of its own gets `num_pieces + code point` (it may still take part in a
-merge, and at the end it becomes its UTF-8 byte pieces or the unknown id).
-Merges are `(left, right) -> (rank, merged)`, every split of a piece into
-two symbols for a `.model` (sentencepiece merges any two adjacent symbols
-whose concatenation is a piece, by score), the merges list of a
-`tokenizer.json`. A line is cut into chunks between two characters that
-no merge joins (the last character of a merge's left part and the first of
-its right part), and each distinct chunk is looked up (chunks that BPE
-leaves as one piece) or merged once.
+A character that is no piece of its own has the id `num_pieces + code
+point` in the engine; a merge is every split of a normal piece into two
+symbols (sentencepiece merges any two adjacent symbols whose
+concatenation is a piece, by score).
 """
 
 from __future__ import annotations
@@ -25,449 +18,16 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from tf_input._ragged import marks
-from tf_input._ragged import row_ids
-from tf_input.tokenizers.byte_pair import _merges_properly_ordered
-from tf_input.tokenizers.byte_pair import _previous
-from tf_input.tokenizers.byte_pair import _string_table
-from tf_input.tokenizers.byte_pair import _take
-from tf_input.tokenizers.byte_pair import lookup_or_merge
-from tf_input.tokenizers.byte_pair import merge_sequences
+from tf_input.tokenizers import _added_tokens
+from tf_input.tokenizers._utf8 import VALID_UTF8 as _VALID_UTF8  # noqa: F401
+from tf_input.tokenizers._utf8 import replace_invalid_bytes
+from tf_input.tokenizers.engines.char_bpe import CharBPE
+from tf_input.tokenizers.sentencepiece._normalizer import whitespace_rules
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
-
-_INF = np.iinfo(np.int64).max
-_CODE_POINTS = 0x110000
-# Up to this many code points, one-character chunks take a dense table.
-_DENSE_CHARS = 0x30000
-
-
-def _lower_bound(sorted_values, values):
-    """`tf.searchsorted(sorted_values, values)` (1-D, int64) in 4 graph
-    nodes instead of 14 (every node costs each `tf.data` iterator)."""
-    found = tf.raw_ops.LowerBound(
-        sorted_inputs=sorted_values[None],
-        values=values[None],
-        out_type=tf.int64,
-    )
-    return tf.reshape(found, [-1])
-
-
-def _int_table(keys, values, default=-1):
-    return tf.lookup.StaticHashTable(
-        tf.lookup.KeyValueTensorInitializer(
-            tf.constant(np.append(np.asarray(keys, np.int64), -1), tf.int64),
-            tf.constant(np.append(np.asarray(values, np.int64), default)),
-        ),
-        default_value=tf.constant(default, tf.int64),
-    )
-
-
-class CharBPE(tf.Module):
-    """Tables and graph of one character-level BPE.
-
-    Args:
-        pieces: list of str, the text of every id (any kind of piece).
-        symbols: dict from text to id: the pieces that can be symbols of
-            the merge loop (sentencepiece: normal pieces; HF: the
-            vocabulary).
-        merges: int64 `[n, 3]`: (left, right, merged) ids, in the extended
-            id space (see the module docstring).
-        ranks: int64 `[n]`: lower merges first.
-        tied_ranks: None or bool `[max rank + 1]`: ranks shared by several
-            merged pieces (see `byte_pair.merge_sequences`).
-        whole: ids of pieces whose text may be a chunk that BPE leaves
-            whole (checked here by running the merges on them).
-        extra_words: `(texts, ids)` looked up before anything else
-            (placeholders of user-defined pieces and added tokens).
-        runs: None or `(char id, block id, block length)`: runs of one
-            character merged in blocks before the loop (see
-            `_runs_of_one_character`).
-        byte_ids: None, or the ids of the 256 byte pieces `<0x00>..<0xFF>`:
-            a character without a piece becomes the pieces of its UTF-8
-            bytes (byte fallback); without them, `unk_id`, one for each run
-            of such characters (as sentencepiece).
-        unk_id: the unknown id.
-        reserved: `(code point, id)` pairs: characters that are no symbol
-            but whose text is a piece of another kind (a one-character
-            control piece), which they become.
-    """
-
-    def __init__(
-        self,
-        pieces,
-        symbols,
-        merges,
-        ranks,
-        *,
-        tied_ranks=None,
-        whole=(),
-        extra_words=((), ()),
-        runs=None,
-        byte_ids=None,
-        unk_id=0,
-        reserved=(),
-    ):
-        super().__init__()
-        self._runs = runs
-        self._unk_id = unk_id
-        self._byte_ids = None
-        if byte_ids is not None:
-            self._byte_ids = tf.constant(byte_ids, tf.int32)
-        reserved = list(reserved)
-        self._reserved = None
-        if reserved:
-            self._reserved = _int_table(*zip(*reserved))
-        self.num_pieces = len(pieces)
-        self.num_tokens = self.num_pieces + _CODE_POINTS
-        chars = [(ord(t), i) for t, i in symbols.items() if len(t) == 1]
-        self._char_ids = _int_table(
-            [c for c, _ in chars], [i for _, i in chars]
-        )
-        merges = np.asarray(merges, np.int64).reshape([-1, 3])
-        ranks = np.asarray(ranks, np.int64)
-        # Later duplicates win (as the byte-level engine's merge map).
-        keys = merges[:, 0] * self.num_tokens + merges[:, 1]
-        _, last = np.unique(keys[::-1], return_index=True)
-        last = len(keys) - 1 - last
-        keys, ranks, merges = keys[last], ranks[last], merges[last]
-        self.all_at_once = tied_ranks is None and _merges_properly_ordered(
-            merges, ranks, self.num_tokens
-        )
-        self._merge_table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(np.append(keys, -1), tf.int64),
-                tf.constant(np.append((ranks << 32) | merges[:, 2], _INF)),
-            ),
-            default_value=tf.constant(_INF, tf.int64),
-        )
-        self._tied = None
-        if tied_ranks is not None:
-            self._tied = tf.constant(np.append(tied_ranks, False), tf.bool)
-
-        def text(i):
-            return (
-                pieces[i] if i < self.num_pieces else chr(i - self.num_pieces)
-            )
-
-        junctions = {
-            ord(text(left)[-1]) * _CODE_POINTS + ord(text(right)[0])
-            for left, right in merges[:, :2].tolist()
-        }
-        self._joinable = _int_table(sorted(junctions), [1] * len(junctions), 0)
-        # With byte fallback, the final ids come out of the chunk assembly
-        # (no second pass over every id: on Hong Lou Meng that pass was a
-        # third of the batch) when a chunk of several characters never
-        # holds a character without a piece: every character of such a
-        # chunk is in a junction (it joins a neighbour).
-        single_chars = {c for c, _ in chars}
-        self._fused = byte_ids is not None and all(
-            key // _CODE_POINTS in single_chars
-            and key % _CODE_POINTS in single_chars
-            for key in junctions
-        )
-        if self._fused:
-            # A one-character chunk's final id: its symbol, else a reserved
-            # piece of its text, else -1 (its bytes).
-            own = dict(reserved)
-            own.update(chars)
-            # A dense table when the characters are few code points apart
-            # (Mistral: up to U+1F97A, 0.5 MB): a gather instead of a hash
-            # lookup per chunk (on Hong Lou Meng, ~250k chunks a batch).
-            self._top_char = max(own, default=0) + 1
-            self._final_dense = None
-            if self._top_char <= _DENSE_CHARS:
-                dense = np.full(self._top_char + 1, -1, np.int32)
-                dense[list(own)] = list(own.values())
-                self._final_dense = tf.constant(dense)
-            else:
-                self._final_chars = _int_table(list(own), list(own.values()))
-        # The pieces that BPE leaves whole when a chunk is their text.
-        whole = list(whole)
-        found = []
-        if whole:
-            merge = tf.function(self._merge_words, autograph=False)
-            values, splits = merge(
-                tf.constant([pieces[i].encode() for i in whole], tf.string)
-            )
-            values, splits = values.numpy(), splits.numpy()
-            found = [
-                i
-                for i, length, start in zip(
-                    whole, splits[1:] - splits[:-1], splits[:-1]
-                )
-                if length == 1 and values[start] == i
-            ]
-        texts = [pieces[i].encode() for i in found]
-        self._chunk_table = _string_table(texts, found)
-        extra_texts, extra_ids = extra_words
-        self._has_extra_words = bool(len(extra_ids))
-        self._word_table = _string_table(
-            texts + list(extra_texts), found + list(extra_ids)
-        )
-
-    # --- Graph code ---------------------------------------------------------
-    def encode(self, words):
-        """`[W]` valid UTF-8 strings -> `(int32 ids, int64 row_splits)`:
-        BPE, then characters without a piece as byte pieces or unknown."""
-        if self._has_extra_words:
-            values, splits = lookup_or_merge(
-                words, self._word_table, self._merge_chunks
-            )
-        else:
-            values, splits = self._merge_chunks(words)
-        if self._fused:
-            return values, splits
-        return self._characters_to_pieces(values, splits)
-
-    def _initial_ids(self, code_points):
-        code_points = tf.cast(code_points, tf.int64)
-        ids = self._char_ids.lookup(code_points)
-        return tf.cast(
-            tf.where(ids >= 0, ids, self.num_pieces + code_points), tf.int32
-        )
-
-    def _merge_chunks(self, words):
-        """BPE of `[M]` words, cut into chunks between characters that no
-        merge joins. A chunk of one character is its character's id (an
-        integer lookup: most chunks of Chinese text); a longer one is
-        looked up (the chunks that BPE leaves whole), and the distinct
-        others are merged once. One assembly for all chunks, with gathers
-        only (on CPU, a scatter of 360k values took 4x a gather): this is
-        `byte_pair.lookup_or_merge` folded into the chunk assembly, which
-        saves a second pass over the ids and some 30 graph nodes (every
-        node costs each `tf.data` iterator start-up time)."""
-        starts = tf.cumsum(
-            tf.cast(tf.strings.length(words), tf.int64), exclusive=True
-        )
-        joined = tf.strings.reduce_join(words)
-        num_bytes = tf.cast(tf.strings.length(joined), tf.int64)
-        chars, offsets = tf.strings.unicode_decode_with_offsets(joined, "UTF-8")
-        offsets = tf.cast(offsets, tf.int64)
-        chars = tf.cast(chars, tf.int64)
-        num_chars = tf.size(chars, tf.int64)
-        # Chunks start at every word start and where no merge joins a
-        # character to the one before (the first: a negative key, no
-        # junction). Word starts are scattered in: a word may start at
-        # `num_chars` (empty words at the end), so one more place.
-        joins = self._joinable.lookup(
-            _previous(chars, -1) * _CODE_POINTS + chars
-        )
-        word_first = _lower_bound(offsets, starts)
-        cut = tf.tensor_scatter_nd_update(
-            tf.concat([joins <= 0, [True]], 0),
-            word_first[:, None],
-            tf.ones_like(word_first, tf.bool),
-        )[:-1]
-        first_char = tf.reshape(tf.where(cut), [-1])
-        num_chunks = tf.size(first_char, tf.int64)
-        single = tf.concat([first_char[1:], num_chars[None]], 0) == (
-            first_char + 1
-        )
-        # The longer chunks' bytes (the next chunk's first byte ends one).
-        multi_at = tf.reshape(tf.where(~single), [-1])
-        byte_at = tf.gather(offsets, tf.gather(first_char, multi_at))
-        byte_end = tf.gather(
-            tf.concat([offsets, num_bytes[None]], 0),
-            tf.gather(
-                tf.concat([first_char, num_chars[None]], 0), multi_at + 1
-            ),
-        )
-        multi = tf.strings.substr(joined, byte_at, byte_end - byte_at)
-        # Per longer chunk: its id if BPE leaves it whole, else -1 - the
-        # index of its distinct text among the misses.
-        whole = self._chunk_table.lookup(multi)
-        miss_at = tf.reshape(tf.where(whole < 0), [-1])
-        unique, which = tf.unique(tf.gather(multi, miss_at), tf.int64)
-        merged_values, merged_splits = self._merge_words(unique)
-        found = tf.tensor_scatter_nd_update(whole, miss_at[:, None], -1 - which)
-        # Per chunk: `unit` >= 0 is its one id, else it is merged text
-        # number `-1 - unit`. The longer chunks' units are scattered in:
-        # fewer than the chunks, and a cumulative sum over all chunks to
-        # gather them took as long.
-        code = tf.gather(chars, first_char)
-        if self._fused:
-            own, merged_values, merged_splits = self._fallback_chunks(
-                code, single, tf.size(unique, tf.int64), merged_values,
-                merged_splits,
-            )  # fmt: skip
-        else:
-            own = tf.cast(self._initial_ids(code), tf.int64)
-        unit = tf.tensor_scatter_nd_update(own, multi_at[:, None], found)
-        merged = tf.maximum(-1 - unit, 0)
-        is_merged = unit < 0
-        lengths = tf.where(
-            is_merged,
-            tf.gather(
-                tf.concat([merged_splits[1:] - merged_splits[:-1], [0]], 0),
-                merged,
-            ),
-            1,
-        )
-        first = tf.where(
-            is_merged,
-            num_chunks + tf.gather(merged_splits, merged),
-            tf.range(num_chunks),
-        )
-        splits = tf.concat([[0], tf.cumsum(lengths)], 0)
-        row = row_ids(splits)
-        values = tf.gather(
-            tf.concat([tf.cast(unit, tf.int32), merged_values], 0),
-            tf.range(splits[-1]) + tf.gather(first - splits[:-1], row),
-        )
-        first_chunk = _lower_bound(first_char, word_first)
-        word_splits = tf.gather(
-            splits, tf.concat([first_chunk, num_chunks[None]], 0)
-        )
-        return values, word_splits
-
-    def _fallback_chunks(self, code, single, num_merged, values, splits):
-        """The final ids of the one-character chunks (`code`: each chunk's
-        first code point): a piece's id, or for a character without one,
-        `-1 - m` where merged text `m` (appended to `values` / `splits`,
-        after the `num_merged` texts of the merge loop) is its byte
-        pieces. The assembly then expands them with the merged chunks."""
-        if self._final_dense is None:
-            own = self._final_chars.lookup(code)
-        else:
-            own = tf.cast(
-                tf.gather(self._final_dense, tf.minimum(code, self._top_char)),
-                tf.int64,
-            )
-        fallback_at = tf.where(single & (own < 0))
-        char_code = tf.gather_nd(code, fallback_at)
-        raw = tf.io.decode_raw(
-            tf.strings.unicode_encode(tf.cast(char_code, tf.int32), "UTF-8"),
-            tf.uint8,
-        )
-        # UTF-8 lengths: 1 below U+0080, 2 below U+0800, 3 below U+10000.
-        size = 1 + tf.cast(
-            tf.raw_ops.Bucketize(
-                input=char_code, boundaries=[0x80, 0x800, 0x10000]
-            ),
-            tf.int64,
-        )
-        values = tf.concat(
-            [values, tf.gather(self._byte_ids, tf.cast(raw, tf.int32))], 0
-        )
-        splits = tf.concat([splits, splits[-1] + tf.cumsum(size)], 0)
-        which = num_merged + tf.range(tf.size(char_code, tf.int64))
-        own = tf.tensor_scatter_nd_update(own, fallback_at, -1 - which)
-        return own, values, splits
-
-    def _merge_words(self, words):
-        """BPE of `[M]` strings, each one chunk -> `(ids, row_splits)`."""
-        num_words = tf.size(words)
-        chars = tf.strings.unicode_decode(words, "UTF-8")
-        splits = tf.cast(chars.row_splits, tf.int64)
-        tok = self._initial_ids(chars.flat_values)
-        chunk_of = tf.cast(row_ids(splits), tf.int32)
-        if self._runs is not None:
-            tok, chunk_of = self._merge_long_runs(tok, chunk_of)
-        tok, chunk_of = merge_sequences(
-            tok,
-            chunk_of,
-            num_words,
-            merge_table=self._merge_table,
-            num_tokens=self.num_tokens,
-            all_at_once=self.all_at_once,
-            tied_ranks=self._tied,
-            set_aside=True,
-        )
-        counts = tf.math.unsorted_segment_sum(
-            tf.ones_like(chunk_of, tf.int64), chunk_of, num_words
-        )
-        return tok, tf.concat([[0], tf.cumsum(counts)], 0)
-
-    def _merge_long_runs(self, tok, chunk_of):
-        """The first `k * L` characters of each run of `c` as `k` pieces
-        `c * L` (see `_runs_of_one_character`)."""
-        char_id, block_id, block = self._runs
-        is_c = tf.equal(tok, char_id)
-        # `continues`: a `c` after a `c` of the same chunk. Shifts with
-        # constant slice bounds (`_previous`): a slice to a computed
-        # length is 3 more graph nodes.
-        continues = (
-            is_c
-            & _previous(is_c, False)
-            & tf.equal(chunk_of, _previous(chunk_of, -1))
-        )
-        starts = is_c & ~continues
-        run = tf.maximum(tf.cumsum(tf.cast(starts, tf.int64)) - 1, 0)
-        start_at = tf.reshape(tf.where(starts), [-1])
-        # Padded: `run` is 0 before the first run, or where there is none.
-        first = tf.concat([start_at, [0]], 0)
-        offset = tf.range(tf.size(tok, tf.int64)) - tf.gather(first, run)
-        # Run lengths: each run ends before the next non-`c` or chunk end.
-        ends = is_c & ~tf.concat([continues, [False]], 0)[1:]
-        lengths = tf.reshape(tf.where(ends), [-1]) - start_at + 1
-        blocks = tf.maximum((lengths - 1 - block) // block, 0) * block
-        inside = is_c & (offset < tf.gather(tf.concat([blocks, [0]], 0), run))
-        keep = ~inside | tf.equal(offset % block, 0)
-        tok = tf.where(inside, block_id, tok)
-        return _take(tok, keep), _take(chunk_of, keep)
-
-    def _characters_to_pieces(self, ids, splits):
-        """Ids of characters without a piece -> final ids: a reserved
-        piece of their text, else their UTF-8 bytes' pieces or, without
-        byte fallback, the unknown id."""
-        byte_ids, unk_id, reserved = (
-            self._byte_ids, self._unk_id, self._reserved
-        )  # fmt: skip
-        is_char = ids >= self.num_pieces
-        code = tf.cast(tf.where(is_char, ids - self.num_pieces, 0), tf.int64)
-        if reserved is not None:
-            other = tf.cast(reserved.lookup(code), tf.int32)
-            ids = tf.where(is_char & (other >= 0), other, ids)
-            is_char = is_char & (other < 0)
-        if byte_ids is None:
-            # Adjacent unknown characters give one unknown id, as in
-            # sentencepiece (only characters without a piece are unknown).
-            ids = tf.where(is_char, unk_id, ids)
-            row_start = marks(splits[:-1], tf.size(ids, tf.int64) + 1) > 0
-            repeat = (
-                is_char
-                & tf.concat([[False], is_char[:-1]], 0)
-                & ~row_start[:-1]
-            )
-            kept = tf.concat([[0], tf.cumsum(tf.cast(~repeat, tf.int64))], 0)
-            return _take(ids, ~repeat), tf.gather(kept, splits)
-        # The characters' UTF-8 bytes, all at once: the code points of the
-        # k characters -> one string -> its bytes. Each token is then a
-        # row of [its id (all T), the byte pieces (B)]: its own id, or its
-        # character's bytes. (Per output position arithmetic on the code
-        # point took 20 ops over all outputs: 40% of a Chinese batch.)
-        num = tf.size(ids, out_type=tf.int64)
-        char_at = tf.reshape(tf.where(is_char), [-1])
-        char_code = tf.gather(code, char_at)
-        raw = tf.io.decode_raw(
-            tf.strings.unicode_encode(tf.cast(char_code, tf.int32), "UTF-8"),
-            tf.uint8,
-        )
-        size = (
-            1
-            + tf.cast(char_code >= 0x80, tf.int64)
-            + tf.cast(char_code >= 0x800, tf.int64)
-            + tf.cast(char_code >= 0x10000, tf.int64)
-        )
-        rank = tf.cumsum(tf.cast(is_char, tf.int64), exclusive=True)
-        # Padded: `rank` of the tokens after the last character is k.
-        char_first = tf.concat([tf.cumsum(size, exclusive=True), [0]], 0)
-        lengths = tf.where(
-            is_char, tf.gather(tf.concat([size, [0]], 0), rank), 1
-        )
-        first = tf.where(
-            is_char, num + tf.gather(char_first, rank), tf.range(num)
-        )
-        new_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
-        row = row_ids(new_splits)
-        source = tf.range(new_splits[-1]) + tf.gather(
-            first - new_splits[:-1], row
-        )
-        out = tf.gather(
-            tf.concat([ids, tf.gather(byte_ids, tf.cast(raw, tf.int32))], 0),
-            source,
-        )
-        return out, tf.gather(new_splits, splits)
+from tf_input.tokenizers.sentencepiece._proto import _SPACE
+from tf_input.tokenizers.sentencepiece._proto import _UNUSED
+from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
+from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
 
 
 def model_merges(model):
@@ -538,8 +98,8 @@ def _runs_of_one_character(model, symbols, merged, rank_of, tied):
     None.
 
     Equal scores go leftmost first, one merge at a time: a run of n spaces
-    would take n loop steps, each over the whole batch (quadratic; 8,000
-    spaces took 2.8 s). When the longest run piece `c * L` is the first
+    would take n loop steps, each over the whole batch (quadratic time; see
+    benchmarks/README.md). When the longest run piece `c * L` is the first
     piece of every run of `2L` or more (checked here by sentencepiece's
     rule), and no other piece holds `c` except as its first character (so
     nothing joins a run from the left, and only its last `c` can join the
@@ -574,35 +134,101 @@ def _runs_of_one_character(model, symbols, merged, rank_of, tied):
     return symbols[c], symbols[c * longest], longest
 
 
-_VALID_UTF8 = r"(?:[\x{0}-\x{D7FF}]|[\x{E000}-\x{10FFFF}])*"
-# The longest run of valid characters, then one byte (`\C`, a byte even in
-# RE2's UTF-8 mode): that byte starts no valid character.
-_VALID_THEN_BYTE = f"({_VALID_UTF8})\\C"
-_REPLACEMENT = "\ufffd"
-_SENTINEL = b"\xff"  # never in UTF-8
+def library_reason(model):
+    """Why a BPE model runs on TF Text's library op, or None.
 
-
-def replace_invalid_bytes(texts):
-    """Each byte that does not start a valid UTF-8 character (and is not
-    inside one) becomes U+FFFD, as sentencepiece's normalizer does (one
-    replacement per byte, unlike Python's "replace", which gives one per
-    maximal invalid subsequence). Only lines that fail a strict check are
-    rebuilt.
-
-    A rebuilt line gets an invalid byte at its end, so that every match of
-    `_VALID_THEN_BYTE` (RE2 prefers the longest valid run: the decoding
-    of UTF-8 from a character boundary is unique) ends on an invalid byte,
-    which becomes U+FFFD; the sentinel's U+FFFD is then cut off. Twelve
-    graph nodes: the byte-by-byte version took 240, and every node costs
-    each `tf.data` iterator start-up time (45 ms of it for those 240).
+    The core-ops engine covers the models of today's LLMs (Mistral, Llama
+    2: no normalization rules); these stay on the library op.
     """
-    valid = tf.strings.regex_full_match(texts, _VALID_UTF8)
-    bad_at = tf.where(~valid)
-    fixed = tf.strings.regex_replace(
-        tf.gather_nd(texts, bad_at) + _SENTINEL,
-        _VALID_THEN_BYTE,
-        "\\1" + _REPLACEMENT,
-    )
-    length = tf.strings.length(fixed) - len(_REPLACEMENT.encode())
-    fixed = tf.strings.substr(fixed, tf.zeros_like(length), length)
-    return tf.tensor_scatter_nd_update(texts, bad_at, fixed)
+    if model.charsmap:
+        return "normalization rules (a precompiled charsmap)"
+    if model.suffix_space:
+        return "treat_whitespace_as_suffix"
+    if _UNUSED in model.types:
+        return "unused pieces (sentencepiece re-segments them)"
+    for piece, piece_type in zip(model.pieces, model.types):
+        if piece_type == _USER_DEFINED and (" " in piece or _SPACE in piece):
+            return "a user-defined piece with a space"
+    return None
+
+
+class BpeGraph(tf.Module):
+    """A BPE `.model` on the character BPE engine, in core ops.
+
+    Args:
+        model: the parsed `_proto` model (`library_reason(model)` None).
+        byte_ids: None, or the ids of the 256 byte pieces (byte fallback).
+    """
+
+    uses_core_ops_only = True
+
+    def __init__(self, model, byte_ids):
+        super().__init__()
+        self._model = model
+        symbols, merges, ranks, tied, whole, runs = model_merges(model)
+        user = [
+            (p, i)
+            for i, (p, t) in enumerate(zip(model.pieces, model.types))
+            if t == _USER_DEFINED
+        ]
+        self._user_pieces = _added_tokens.Extractor(
+            _added_tokens.check_added_tokens(
+                [{"id": i, "content": p, "special": False} for p, i in user],
+                "the user-defined pieces",
+            ),
+            False,
+            "the user-defined pieces",
+        )
+        self.char_bpe = CharBPE(
+            model.pieces,
+            symbols,
+            merges,
+            ranks,
+            tied_ranks=tied,
+            whole=whole,
+            runs=runs,
+            extra_words=(
+                [_added_tokens.placeholder(i) for _, i in user],
+                [i for _, i in user],
+            ),
+            byte_ids=byte_ids,
+            unk_id=model.unk_id,
+            reserved=[
+                (ord(p), i)
+                for i, (p, t) in enumerate(zip(model.pieces, model.types))
+                if len(p) == 1 and t != _NORMAL and t != _USER_DEFINED
+            ],
+        )
+
+    def warm_up(self):
+        pass
+
+    def tokenize(self, texts):
+        """sentencepiece's BPE in core ops: bad bytes -> U+FFFD, the
+        whitespace rules, user-defined pieces cut out (kept whole), the
+        merges, then characters without a piece -> byte pieces or unk."""
+        texts = tf.reshape(texts, [-1])
+        texts = whitespace_rules(replace_invalid_bytes(texts), self._model)
+        segments, per_line = self._user_pieces(texts)
+        values, splits = self.char_bpe.encode(segments)
+        return tf.RaggedTensor.from_row_splits(
+            values, tf.gather(splits, per_line), validate=False
+        )
+
+
+class LibraryBpe(tf.Module):
+    """A BPE `.model` the engine does not cover (`library_reason`), on TF
+    Text's op around the `sentencepiece` library."""
+
+    uses_core_ops_only = False
+
+    def __init__(self, proto):
+        super().__init__()
+        self._proto = proto
+
+    def warm_up(self):
+        """Makes the op parse the model now (see `UnigramGraph.warm_up`)."""
+        _run_library(self._proto, tf.constant([""]), tf.int32)
+
+    def tokenize(self, texts):
+        return _run_library(self._proto, texts, tf.int32)

@@ -209,4 +209,4 @@ class _Model:
 
 @functools.lru_cache(maxsize=8)
 def _read_model(data):
-    return _Model(data)  # Cached: ALBERT's 30,000 pieces take ~0.5 s.
+    return _Model(data)  # Cached: parsing 30,000 pieces is slow.

@@ -73,18 +73,7 @@ class _UnigramPlan:
     def __init__(self, model):
         normal = [s for s, t in zip(model.scores, model.types) if t == _NORMAL]
         unk_score = np.float32(min(normal)) - _UNK_PENALTY
-        pieces = []
-        for piece, score, piece_type in zip(
-            model.pieces, model.scores, model.types
-        ):
-            if piece_type == _USER_DEFINED:
-                # sentencepiece 0.2.3 scores a user-defined piece by its
-                # length in bytes: GetUserDefinedScore = 0.1f * (length - 1).
-                length = np.float32(len(piece.encode("utf-8")) - 1)
-                piece_type, score = _NORMAL, np.float32(0.1) * length
-            elif piece_type in (_UNUSED, _BYTE):
-                piece_type = _CONTROL  # Never matched; keeps the ids.
-            pieces.append((piece, score, piece_type))
+        pieces = _rewritten_pieces(model)
         matchable = [
             p
             for p, t in zip(model.pieces, model.types)
@@ -141,17 +130,8 @@ class _UnigramPlan:
         # replaces bad bytes as the library does.
         unsafe |= set(range(0xD800, 0xE000)) | {0xFFFD}
         unsafe |= {ord(c) for c in quirks | {"\0"} if c not in single_keys}
-        # The library keeps user-defined pieces out of normalization; the
-        # fast op does not. Lines holding one that a rule could change (or
-        # with whitespace) take the second route.
-        touchy = first_keys | quirks | {" ", _SPACE}
-        joined = [
-            "".join(f"\\x{{{ord(c):x}}}" for c in p)
-            for p, t in zip(model.pieces, model.types)
-            if t == _USER_DEFINED and touchy.intersection(p)
-        ]
-        self.user_pattern = (
-            f"(?s).*(?:{'|'.join(joined)}).*" if joined else None
+        self.user_pattern = _user_pattern(
+            model, first_keys | quirks | {" ", _SPACE}
         )
         self.all_second_route = model.suffix_space or (
             model.remove_extra_whitespaces and not model.add_dummy_prefix
@@ -167,9 +147,13 @@ class _UnigramPlan:
         self.trivial_pattern, self.trivial_table = None, None
         if not self.all_second_route:
             self._plan_trivial_route(model, trivial_unsafe, after_space)
-        # Second-route lines with no character a rule starts with and no
-        # user-defined piece are normalized by the whitespace rules alone
-        # (`SentencePieceTokenizer._plain_normalize`); valid UTF-8 only.
+        self._plan_plain_route(model, first_keys, spaced)
+        self.fast, self.fast_plain = _fast_models(model, pieces)
+
+    def _plan_plain_route(self, model, first_keys, spaced):
+        """Second-route lines with no character a rule starts with and no
+        user-defined piece are normalized by the whitespace rules alone
+        (`_normalizer.whitespace_rules`); valid UTF-8 only."""
         self.plain_pattern = None
         if not model.suffix_space:
             ruled = {ord(c) for c in first_keys} | {
@@ -187,20 +171,6 @@ class _UnigramPlan:
             self.run_break_pattern = (
                 f"[{_char_class({ord(c) for c in spaced})}]"
             )
-        keep = b""
-        if not model.charsmap:
-            keep = _bytes_field(PRECOMPILED_CHARSMAP, _EMPTY_CHARSMAP)
-        plain = b"".join(
-            [
-                _bytes_field(PRECOMPILED_CHARSMAP, _EMPTY_CHARSMAP),
-                _varint_field(ADD_DUMMY_PREFIX, 0),
-                _varint_field(REMOVE_EXTRA_WHITESPACES, 0),
-                _varint_field(ESCAPE_WHITESPACES, 0),
-            ]
-        )
-        convert = pywrap_model_converter.convert_sentencepiece_model
-        self.fast = convert(model.serialize(pieces, b"", keep))
-        self.fast_plain = convert(model.serialize(pieces, b"", plain))
 
     def _plan_trivial_route(self, model, unsafe, after_space):
         """The third route: lines whose lattice has one path.
@@ -320,3 +290,55 @@ class _UnigramPlan:
 @functools.lru_cache(maxsize=8)
 def _unigram_plan(proto):
     return _UnigramPlan(_read_model(proto))
+
+
+def _rewritten_pieces(model):
+    """The model's pieces as `(piece, score, type)` for the fast op:
+    user-defined pieces become normal pieces with the library's score,
+    unused and byte pieces control pieces (never matched; ids kept)."""
+    pieces = []
+    for piece, score, piece_type in zip(
+        model.pieces, model.scores, model.types
+    ):
+        if piece_type == _USER_DEFINED:
+            # sentencepiece 0.2.3 scores a user-defined piece by its
+            # length in bytes: GetUserDefinedScore = 0.1f * (length - 1).
+            length = np.float32(len(piece.encode("utf-8")) - 1)
+            piece_type, score = _NORMAL, np.float32(0.1) * length
+        elif piece_type in (_UNUSED, _BYTE):
+            piece_type = _CONTROL
+        pieces.append((piece, score, piece_type))
+    return pieces
+
+
+def _user_pattern(model, touchy):
+    """The library keeps user-defined pieces out of normalization; the
+    fast op does not. Lines holding one with a character of `touchy` (a
+    rule could change it, or whitespace) take the second route: the
+    pattern of such lines, or None."""
+    joined = [
+        "".join(f"\\x{{{ord(c):x}}}" for c in p)
+        for p, t in zip(model.pieces, model.types)
+        if t == _USER_DEFINED and touchy.intersection(p)
+    ]
+    return f"(?s).*(?:{'|'.join(joined)}).*" if joined else None
+
+
+def _fast_models(model, pieces):
+    """The fast op's two models (`pieces` rewritten): with the model's
+    normalization, and with none (for lines normalized already)."""
+    keep = b""
+    if not model.charsmap:
+        keep = _bytes_field(PRECOMPILED_CHARSMAP, _EMPTY_CHARSMAP)
+    plain = b"".join(
+        [
+            _bytes_field(PRECOMPILED_CHARSMAP, _EMPTY_CHARSMAP),
+            _varint_field(ADD_DUMMY_PREFIX, 0),
+            _varint_field(REMOVE_EXTRA_WHITESPACES, 0),
+            _varint_field(ESCAPE_WHITESPACES, 0),
+        ]
+    )
+    convert = pywrap_model_converter.convert_sentencepiece_model
+    fast = convert(model.serialize(pieces, b"", keep))
+    fast_plain = convert(model.serialize(pieces, b"", plain))
+    return fast, fast_plain

@@ -32,9 +32,9 @@ import tensorflow as tf
 
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
-from tf_input._utf8 import utf8_lengths
+from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
-from tf_input.tokenizers.hf.added_tokens import static_table
+from tf_input.tokenizers._utf8 import utf8_lengths
 from tf_input.tokenizers.hf.normalizers.graphemes import cluster_starts
 from tf_input.tokenizers.hf.spec import SpecError
 
@@ -166,9 +166,15 @@ class Precompiled(tf.Module):
         with tf.init_scope():
             keys = [k.encode() for k in rules]
             values = [v.encode() for v in rules.values()]
-            self._rules = static_table(keys, values, _NONE)
-            self._first = static_table(
-                [chr(c).encode() for c in firsts], [True] * len(firsts), False
+            self._rules = lookup_table(
+                keys, values, _NONE, key_dtype=tf.string, value_dtype=tf.string
+            )
+            self._first = lookup_table(
+                [chr(c).encode() for c in firsts],
+                [True] * len(firsts),
+                False,
+                key_dtype=tf.string,
+                value_dtype=tf.bool,
             )
 
     def __call__(self, texts):

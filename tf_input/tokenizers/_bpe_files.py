@@ -1,0 +1,170 @@
+"""Reading and checking a `vocab.json` and a `merges.txt` (or their dict and
+list forms), with errors that name the file and line."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+
+def load_vocabulary(vocabulary, allow_gaps=False):
+    """Reads and checks `vocabulary` (dict or path) -> `{token: id}`.
+
+    Ids must be `0..n-1`, each once; with `allow_gaps`, any distinct ids
+    >= 0.
+    """
+    if isinstance(vocabulary, (str, os.PathLike)):
+        path = os.fspath(vocabulary)
+        where = f"Vocabulary file {path!r}"
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"Vocabulary file {path!r} not found. Pass the path of a "
+                "`vocab.json` (a JSON object from token to id) or a dict."
+            ) from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{where} is not UTF-8 text: {e}.") from None
+        try:
+            vocabulary = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(
+                f"{where} is not valid JSON: {e.msg} at line {e.lineno}, "
+                f"column {e.colno}."
+            ) from None
+    elif isinstance(vocabulary, dict):
+        where = "`vocabulary`"
+    else:
+        raise TypeError(
+            "`vocabulary` must be a dict from token to id or the path of a "
+            f"`vocab.json`. Received: vocabulary of type "
+            f"{type(vocabulary).__name__}."
+        )
+    if not isinstance(vocabulary, dict) or not vocabulary:
+        raise ValueError(
+            f"{where} must be a non-empty JSON object from token to id. "
+            f"Received: a {type(vocabulary).__name__} of length "
+            f"{len(vocabulary) if hasattr(vocabulary, '__len__') else '?'}."
+        )
+    for token, i in vocabulary.items():
+        if not isinstance(token, str) or not token:
+            raise ValueError(
+                f"{where}: every token must be a non-empty string. "
+                f"Received: token {token!r} (id {i!r})."
+            )
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise ValueError(
+                f"{where}: every id must be an integer. Received: "
+                f"{token!r}: {i!r}."
+            )
+    ids = sorted(int(i) for i in vocabulary.values())
+    if allow_gaps and ids[0] >= 0 and len(set(ids)) == len(ids):
+        pass
+    elif ids != list(range(len(ids))):
+        seen = set()
+        duplicate = next((i for i in ids if i in seen or seen.add(i)), None)
+        if duplicate is not None:
+            tokens = [t for t, i in vocabulary.items() if i == duplicate]
+            problem = f"id {duplicate} is used by {tokens[:3]}"
+        else:
+            missing = next(i for i in range(len(ids)) if i not in seen)
+            problem = f"id {missing} is missing (largest id: {ids[-1]})"
+        raise ValueError(
+            f"{where}: ids must be 0..{len(ids) - 1}, each once; {problem}."
+        )
+    return {token: int(i) for token, i in vocabulary.items()}
+
+
+def load_merges(merges, vocabulary):
+    """Reads and checks `merges` (list or path).
+
+    Returns:
+        `(merges, ids)`: the list of `"a b"` strings and an int64 array
+        `[n, 3]` of (left id, right id, merged id).
+    """
+    if isinstance(merges, (str, os.PathLike)):
+        path = os.fspath(merges)
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"Merges file {path!r} not found. Pass the path of a "
+                "`merges.txt` (one `a b` merge per line) or a list."
+            ) from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"Merges file {path!r} is not UTF-8 text: {e}.")
+        numbered = [(n, line.rstrip("\r")) for n, line in enumerate(lines, 1)]
+        numbered = [
+            (n, line)
+            for n, line in numbered
+            if line and not line.startswith("#version")
+        ]
+
+        def where(n):
+            return f"Merges file {path!r}, line {n}"
+
+    elif isinstance(merges, (list, tuple)):
+        numbered = []
+        for n, merge in enumerate(merges):
+            pair = (
+                isinstance(merge, (list, tuple))
+                and len(merge) == 2
+                and all(isinstance(part, str) for part in merge)
+            )
+            if not (pair or isinstance(merge, str)):
+                raise ValueError(
+                    f"`merges[{n}]` must be a string 'a b' or a pair of "
+                    f"strings. Received: {merge!r}."
+                )
+            if pair:
+                numbered.append((n, list(merge)))
+            elif not merge.startswith("#version"):
+                numbered.append((n, merge))
+
+        def where(n):
+            return f"`merges[{n}]`"
+
+    else:
+        raise TypeError(
+            "`merges` must be a list of 'a b' strings or the path of a "
+            f"`merges.txt`. Received: merges of type {type(merges).__name__}."
+        )
+    out = [merge for _, merge in numbered]
+    parts = [
+        merge if isinstance(merge, list) else merge.split(" ") for merge in out
+    ]
+    get = vocabulary.get
+    rows = [
+        (get(pair[0]), get(pair[-1]), get(pair[0] + pair[-1])) for pair in parts
+    ]
+    for (n, merge), pair, row in zip(numbered, parts, rows):
+        if None in row or len(pair) != 2 or not pair[0] or not pair[1]:
+            if isinstance(merge, list):
+                # A pair (Qwen's tokenizer.json): tokens may hold spaces.
+                left, right = merge
+            else:
+                left, _, right = merge.partition(" ")
+                if " " in right:
+                    right = ""
+            row = (get(left), get(right), get(left + right))
+            _bad_merge(where(n), merge, left, right, row)
+    ids = np.array(rows, np.int64).reshape(-1, 3)
+    return out, ids
+
+
+def _bad_merge(where, merge, left, right, row):
+    if not left or not right:
+        raise ValueError(
+            f"{where}: a merge is two tokens separated by one space, "
+            f"like 'Ġ t'. Received: {merge!r}."
+        )
+    missing = (left, right, left + right)[row.index(None)]
+    raise ValueError(
+        f"{where}: token {missing!r} of merge {merge!r} is not in "
+        "the vocabulary. Use the vocab.json that came with these "
+        "merges."
+    )

@@ -1,0 +1,235 @@
+"""The tutorials' tokenizer: split text, look each piece up in a vocabulary."""
+
+from __future__ import annotations
+
+import collections
+
+import keras
+import tensorflow as tf
+
+from tf_input._validation import check_one_of
+from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers.base import Tokenizer
+
+SPLITS = ("whitespace", "character", "whitespace_digits")
+# Python's str.split() splits on Unicode whitespace; RE2's \s lacks \v,
+# so add the Unicode separators (\p{Z}) and the other White_Space controls.
+_WHITESPACE = r"[\s\x{0b}\p{Z}\x{85}\x{1c}-\x{1f}]+"
+
+
+@keras.saving.register_keras_serializable(package="tf_input")
+class VocabularyTokenizer(Tokenizer):
+    """Splits text into words or characters and maps each to its id.
+
+    The tokenizer of the "write a Transformer by hand" tutorials, in the
+    graph. `split` chooses the pieces:
+
+    * `"whitespace"`: words separated by any Unicode whitespace.
+    * `"character"`: every Unicode character except whitespace (e.g. for
+      Chinese).
+    * `"whitespace_digits"`: words, but a word that is not in the vocabulary
+      and is a number (ASCII digits only) is split into its digits:
+      `"BOS NEGATIVE 30 subtract NEGATIVE 34 EOS"` ->
+      `BOS NEGATIVE 3 0 subtract NEGATIVE 3 4 EOS`.
+
+    `adapt(texts)` builds the vocabulary: the four `specials` first (ids 0 to
+    3), then every piece in the order it is first seen (with
+    `"whitespace_digits"`, numbers contribute their digits). A piece not in
+    the vocabulary maps to the unknown token. `detokenize` joins the pieces
+    with a space (with `""` for `"character"`), so split numbers come back as
+    separate digits.
+
+    Args:
+        vocabulary: list of str or None. All tokens in id order, which must
+            contain the four `specials`; None to build it later with
+            `adapt`. Defaults to `None`.
+        split: str, one of `"whitespace"`, `"character"`,
+            `"whitespace_digits"`. Defaults to `"whitespace"`.
+        specials: tuple of 4 str, the padding, start, end and unknown tokens,
+            in that order. Defaults to `("<pad>", "<sos>", "<eos>", "<unk>")`.
+        lowercase: bool. Lowercase the text first. Defaults to `False`.
+        add_special_tokens: bool. Wrap every sequence in the start and end
+            tokens. Defaults to `False`.
+        **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
+
+    Call arguments:
+        inputs: a scalar string or a `[N]` batch of strings.
+
+    Returns:
+        int32 ids `[S]` for a scalar, `tf.RaggedTensor` `[N, None]` for a
+        batch.
+
+    Example:
+
+    >>> tokenizer = tf_input.VocabularyTokenizer(split="whitespace_digits")
+    >>> tokenizer.adapt(["BOS NEGATIVE 30 subtract NEGATIVE 34 EOS"])
+    >>> tokenizer.get_vocabulary()[4:]
+    ['BOS', 'NEGATIVE', '3', '0', 'subtract', '4', 'EOS']
+    >>> tokenizer("BOS NEGATIVE 30 subtract NEGATIVE 34 EOS").numpy().tolist()
+    [4, 5, 6, 7, 8, 5, 6, 9, 10]
+    >>> tokenizer.detokenize([4, 5, 6, 7, 2]).numpy().decode()
+    'BOS NEGATIVE 3 0 <eos>'
+    """
+
+    def __init__(
+        self,
+        vocabulary=None,
+        *,
+        split="whitespace",
+        specials=("<pad>", "<sos>", "<eos>", "<unk>"),
+        lowercase=False,
+        add_special_tokens=False,
+        **kwargs,
+    ):
+        super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self.split = check_one_of("split", split, SPLITS)
+        specials = tuple(specials)
+        if (
+            len(specials) != 4
+            or not all(isinstance(s, str) and s for s in specials)
+            or len(set(specials)) != 4
+        ):
+            raise ValueError(
+                "`specials` must be 4 distinct non-empty strings: the "
+                "padding, start, end and unknown tokens. "
+                f"Received: specials={specials!r}."
+            )
+        self.specials = specials
+        if not isinstance(lowercase, bool):
+            raise ValueError(
+                f"`lowercase` must be True or False. Received: {lowercase!r}."
+            )
+        self.lowercase = lowercase
+        self._vocabulary = None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+
+    # --- Vocabulary ---------------------------------------------------------
+    def set_vocabulary(self, vocabulary):
+        """Sets the vocabulary: all tokens in id order, specials included."""
+        if isinstance(vocabulary, (str, bytes)) or not all(
+            isinstance(token, str) for token in vocabulary
+        ):
+            raise ValueError(
+                "`vocabulary` must be a list of token strings. "
+                f"Received: vocabulary of type {type(vocabulary).__name__}."
+            )
+        vocabulary = list(vocabulary)
+        missing = [s for s in self.specials if s not in vocabulary]
+        counts = collections.Counter(vocabulary)
+        duplicates = sorted(t for t, n in counts.items() if n > 1)
+        if missing or duplicates:
+            raise ValueError(
+                "`vocabulary` must contain each of the specials "
+                f"{self.specials} and no token twice. Missing: {missing}. "
+                f"Duplicated: {duplicates[:10]}."
+            )
+        self._vocabulary = vocabulary
+        self._token_index = None
+        self._lookup = lookup_table(
+            vocabulary,
+            range(len(vocabulary)),
+            self._index()[self.specials[3]],
+            key_dtype=tf.string,
+            value_dtype=tf.int32,
+        )
+        self._tokens = tf.constant(vocabulary)
+        roles = dict(zip(("pad", "bos", "eos", "unk"), self.specials))
+        self._start_ids = [self._index()[roles["bos"]]]
+        self._end_ids = [self._index()[roles["eos"]]]
+
+    def adapt(self, texts, batch_size=1024):
+        """Builds the vocabulary from texts: specials, then first-seen order.
+
+        Args:
+            texts: an iterable of str, a `[N]` string array, or a
+                `tf.data.Dataset` of scalar strings.
+            batch_size: int. Strings split per TensorFlow call.
+        """
+        if isinstance(texts, tf.data.Dataset):
+            batches = texts.batch(batch_size).as_numpy_iterator()
+        else:
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            batches = (
+                texts[i : i + batch_size]
+                for i in range(0, len(texts), batch_size)
+            )
+        # A dict keeps first-seen order; fromkeys/update run in C.
+        seen = dict.fromkeys(s.encode("utf-8") for s in self.specials)
+        for batch in batches:
+            pieces = self._pieces(tf.constant(batch, tf.string), known=None)
+            seen.update(dict.fromkeys(pieces.flat_values.numpy().tolist()))
+        self.set_vocabulary([token.decode("utf-8") for token in seen])
+
+    def get_vocabulary(self):
+        if self._vocabulary is None:
+            raise ValueError(self._no_vocabulary())
+        return list(self._vocabulary)
+
+    def vocabulary_size(self):
+        return len(self.get_vocabulary())
+
+    @property
+    def special_tokens(self):
+        index = self._index()
+        roles = ("pad", "bos", "eos", "unk")
+        return {r: index[s] for r, s in zip(roles, self.specials)}
+
+    @property
+    def uses_core_ops_only(self):
+        """True: splitting and lookup are core TensorFlow ops."""
+        return True
+
+    def _no_vocabulary(self):
+        return (
+            "This VocabularyTokenizer has no vocabulary yet. Pass "
+            "`vocabulary=[...]` or call `adapt(texts)` first."
+        )
+
+    # --- Graph --------------------------------------------------------------
+    def _pieces(self, texts, known):
+        """`[N]` strings -> ragged `[N, None]` string pieces.
+
+        `known` is a lookup table (numbers in it stay whole) or None (adapt:
+        every number is split).
+        """
+        if self.lowercase:
+            texts = tf.strings.lower(texts, encoding="utf-8")
+        if self.split == "character":
+            # One regex pass per line, not one match per character.
+            texts = tf.strings.regex_replace(texts, _WHITESPACE, "")
+            return tf.strings.unicode_split(texts, "UTF-8", errors="replace")
+        words = tf.strings.split(
+            tf.strings.strip(tf.strings.regex_replace(texts, _WHITESPACE, " "))
+        )
+        if self.split == "whitespace":
+            return words
+        flat = words.flat_values
+        number = tf.strings.regex_full_match(flat, "[0-9]+")
+        if known is not None:
+            unknown = known.lookup(flat) == known.default_value
+            number = tf.logical_and(number, unknown)
+        # "30" -> "3 0 " for numbers to split, then split every word on " ".
+        spaced = tf.strings.regex_replace(flat, "([0-9])", r"\1 ")
+        flat = tf.where(number, spaced, flat)
+        return words.with_flat_values(tf.strings.split(flat)).merge_dims(1, 2)
+
+    def _tokenize_batch(self, texts):
+        if self._vocabulary is None:
+            raise ValueError(self._no_vocabulary())
+        pieces = self._pieces(texts, known=self._lookup)
+        return tf.ragged.map_flat_values(self._lookup.lookup, pieces)
+
+    def _detokenize_batch(self, ids):
+        tokens = tf.ragged.map_flat_values(tf.gather, self._tokens, ids)
+        separator = "" if self.split == "character" else " "
+        return tf.strings.reduce_join(tokens, axis=-1, separator=separator)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary": self._vocabulary,
+            "split": self.split,
+            "specials": list(self.specials),
+            "lowercase": self.lowercase,
+        }
