@@ -294,7 +294,7 @@ def families(selected):
             )
             return {
                 "ours": ours.load_tokenizer(
-                    path, pattern=name, special_tokens=RANK_SPECIALS[name]
+                    path, pattern=name, special_token_ids=RANK_SPECIALS[name]
                 ),
                 "references": [("tiktoken", tiktoken_encoder(encoding))],
                 "corpora": LLM_CORPORA,
@@ -377,7 +377,7 @@ def measure_construction(repeats, selected=None):
         "o200k tokenizer.json": (llm, {}),
         "o200k_base.tiktoken": (
             llm / "o200k_base.tiktoken",
-            {"pattern": "o200k", "special_tokens": RANK_SPECIALS["o200k"]},
+            {"pattern": "o200k", "special_token_ids": RANK_SPECIALS["o200k"]},
         ),
         "SentencePiece Mistral v0.3 .model (BPE)": (
             DATA / "sentencepiece/mistral-7b-v0.3-tokenizer.model",

@@ -9,11 +9,6 @@ normalizer chain, the generic SentencePiece one (T5 / XLM-R), the
 
 import base64
 import json
-import os
-import shutil
-import subprocess
-import sys
-import textwrap
 
 import hypothesis
 import hypothesis.strategies as st
@@ -23,10 +18,11 @@ import tensorflow as tf
 
 from tests.shared_data import corpora
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
 from tests.tokenizers import unigram_json
 from tf_input import load_tokenizer
-from tf_input.tokenizers.sentencepiece._json_unigram import UnigramTokenizer
-from tf_input.tokenizers.sentencepiece._json_unigram import charsmap_rules
+from tf_input.tokenizers import UnigramTokenizer
+from tf_input.tokenizers.hf.normalizers.precompiled import charsmap_rules
 
 pytestmark = requires_shared_data
 
@@ -231,36 +227,50 @@ def test_skip_special_tokens_like_hf(folder):
         assert [g.decode() for g in got] == want
 
 
-def test_config_and_keras_file_round_trip(folder, tmp_path):
-    path, reference, tokenizer = _pair(folder, "botchan", "bytes")
-    text = tf.constant(["A bytes ☃ fallback test", "e\u0301"])
-    want = tokenizer(text).to_list()
+def test_config_and_keras_file_hold_no_vocabulary(folder, tmp_path):
+    # The config names the file by digest; the file is an asset (the
+    # round trips: `test_contract_and_a_moved_saved_model_...`).
+    path, _, tokenizer = _pair(folder, "botchan", "bytes")
+    assert len(json.dumps(tokenizer.get_config())) < 2000
+    file = tmp_path / "unigram.keras"
+    keras.Sequential([tokenizer]).save(file)
+    assert file.stat().st_size < 2 * path.stat().st_size
     clone = UnigramTokenizer.from_config(tokenizer.get_config())
-    assert clone(text).to_list() == want
-    assert len(json.dumps(tokenizer.get_config())) < 2000  # no vocabulary
+    text = tf.constant(["A bytes ☃ fallback test", "e\u0301"])
+    assert clone(text).to_list() == tokenizer(text).to_list()
+
+
+def test_a_keras_file_without_its_asset_is_a_clear_error(folder, tmp_path):
+    import zipfile
+
+    _, _, tokenizer = _pair(folder, "botchan", "spm")
     inputs = keras.Input(shape=(), dtype="string")
     model = keras.Model(inputs, tokenizer(inputs))
     file = tmp_path / "unigram.keras"
     model.save(file)
-    loaded = keras.saving.load_model(file)
-    layer = [x for x in loaded.layers if isinstance(x, UnigramTokenizer)][0]
-    assert layer(text).to_list() == want
-    strings = [t.decode() for t in text.numpy()]
-    hf = reference.encode_batch(strings, add_special_tokens=False)
-    assert want == [e.ids for e in hf]
-    assert file.stat().st_size < 2 * path.stat().st_size
+    damaged = tmp_path / "damaged.keras"
+    with zipfile.ZipFile(file) as src, zipfile.ZipFile(damaged, "w") as dst:
+        names = src.namelist()
+        assert any(n.endswith("/tokenizer.json") for n in names)
+        for name in names:
+            if name.endswith("/tokenizer.json"):  # another asset instead
+                dst.writestr(name.replace("tokenizer.json", "other"), b"")
+            else:
+                dst.writestr(name, src.read(name))
+    with pytest.raises(ValueError, match="has no tokenizer.json asset"):
+        keras.saving.load_model(damaged)
 
 
 def test_strip_accents_removes_what_hf_removes():
     # Every code point, in one batch: HF's StripAccents vs ours.
     from tokenizers import normalizers
 
-    from tf_input.tokenizers.sentencepiece._json_unigram import _StripAccents
+    from tf_input.tokenizers.hf.normalizers.strip_accents import StripAccents
 
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     hf = normalizers.StripAccents()
     want = [c for c in chars if hf.normalize_str(c) == ""]
-    got = _StripAccents()(tf.constant(["x" + c for c in chars])).numpy()
+    got = StripAccents()(tf.constant(["x" + c for c in chars])).numpy()
     removed = [c for c, g in zip(chars, got) if g == b"x"]
     assert removed == want
 
@@ -272,7 +282,7 @@ def test_grapheme_clusters_join_as_hf_segments_them():
     # nbsp's cluster (c dropped); else " " + c's own rule.
     from tokenizers import normalizers
 
-    from tf_input.tokenizers.sentencepiece._graphemes import cluster_starts
+    from tf_input.tokenizers.hf.normalizers.graphemes import cluster_starts
 
     blob = unigram_json.read_proto(
         "albert"
@@ -374,6 +384,25 @@ def test_unsupported_or_corrupt_parts_name_the_path(folder, change, message):
     assert str(path) in str(info.value)
 
 
+def test_a_fault_of_the_engine_is_not_a_file_error(folder, monkeypatch):
+    # A ValueError raised by the Viterbi engine (a bug) reaches the caller
+    # as it is, not as a TokenizerFileError blaming the file.
+    from tf_input.tokenizers.engines import viterbi
+    from tf_input.tokenizers.loading import TokenizerFileError
+
+    path, _, _ = _pair(folder, "botchan", "spm")
+    bug = ValueError("a bug in the engine")
+
+    def broken(*args, **kwargs):
+        raise bug
+
+    monkeypatch.setattr(viterbi.Viterbi, "__init__", broken)
+    with pytest.raises(ValueError) as info:
+        load_tokenizer(path)
+    assert info.value is bug
+    assert not isinstance(info.value, TokenizerFileError)
+
+
 def test_truncated_file_names_the_path(folder):
     path, _, _ = _pair(folder, "botchan", "spm")
     text = path.read_text("utf-8")
@@ -385,61 +414,21 @@ def test_truncated_file_names_the_path(folder):
     assert str(cut) in str(info.value)
 
 
-class _Exported(tf.Module):
-    def __init__(self, tokenizer):
-        super().__init__()
-        self.tokenizer = tokenizer
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def __call__(self, texts):
-        return self.tokenizer(texts)
-
-    @tf.function(
-        input_signature=[
-            tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
-        ]
-    )
-    def detokenize(self, ids):
-        return self.tokenizer.detokenize(ids)
-
-
-def test_saved_model_moved_loads_with_plain_tensorflow(folder, tmp_path):
+def test_contract_and_a_moved_saved_model_in_plain_tensorflow(folder):
+    # A fresh process loads the moved SavedModel with `import tensorflow`
+    # alone (no tensorflow_text, no tf_input) and gives HF's ids and text.
     _, reference, tokenizer = _pair(folder, "albert", "albert")
     assert tokenizer.uses_core_ops_only
     texts = ["Hello  ＷＯＲＬＤ e\u0301 ☃ x\r\ny", " [MASK] 日本"]
     want = [
         e.ids for e in reference.encode_batch(texts, add_special_tokens=False)
     ]
-    saved = tmp_path / "saved"
-    tf.saved_model.save(_Exported(tokenizer), str(saved))
-    moved = tmp_path / "moved"
-    shutil.move(saved, moved)
-    script = textwrap.dedent(
-        """
-        import sys
-        import tensorflow as tf
-        model = tf.saved_model.load(sys.argv[1])
-        ids = model(tf.constant(sys.argv[2:]))
-        print(ids.to_list())
-        print([t.decode() for t in model.detokenize(ids).numpy()])
-        print(sorted(m for m in sys.modules if m.startswith("tensorflow_")))
-        """
+    run_tokenizer_test(
+        tokenizer,
+        texts,
+        expected_ids=want,
+        expected_detokenized=reference.decode_batch(want, False),
     )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(moved), *texts],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    ids, decoded, modules = result.stdout.strip().splitlines()[-3:]
-    assert ids == str(want)
-    assert decoded == str(
-        reference.decode_batch(want, skip_special_tokens=False)
-    )
-    assert "tensorflow_text" not in modules
 
 
 def test_a_process_keeps_only_the_last_few_json_texts(folder):
@@ -447,7 +436,7 @@ def test_a_process_keeps_only_the_last_few_json_texts(folder):
     # but only the last `KEPT` texts: a process that builds many
     # tokenizers must not hold all their files. A config whose text was
     # dropped makes a layer that asks for its asset, not a wrong one.
-    from tf_input.tokenizers.sentencepiece import _json_file
+    from tf_input.tokenizers import json_file_tokenizer
     from tf_input.tokenizers.sentencepiece._recent import KEPT
 
     _, _, tokenizer = _pair(folder, "botchan", "bytes")
@@ -457,8 +446,8 @@ def test_a_process_keeps_only_the_last_few_json_texts(folder):
         tokenizer(text).to_list()
     )
     for i in range(KEPT):
-        _json_file._KNOWN.remember(f"another file {i}".encode())
-    assert len(_json_file._KNOWN) == KEPT
+        json_file_tokenizer._KNOWN.remember(f"another file {i}".encode())
+    assert len(json_file_tokenizer._KNOWN) == KEPT
     orphan = UnigramTokenizer.from_config(config)
     with pytest.raises(ValueError, match="has no tokenizer.json yet"):
         orphan.get_config()

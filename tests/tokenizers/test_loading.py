@@ -11,10 +11,6 @@ runs every line of every corpus and a 500-case fuzz.
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-import textwrap
 
 import keras
 import numpy as np
@@ -32,11 +28,13 @@ import tf_input
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
 from tests.tiktoken_patterns import TIKTOKEN_PATTERNS
 from tests.tokenizers.test_byte_pair import ADVERSARIAL
 from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
 from tf_input.tokenizers import load_tokenizer
+from tf_input.tokenizers.loading import TokenizerFileError
 
 pytestmark = requires_shared_data
 
@@ -100,7 +98,7 @@ def ours(name, **kwargs):
             _CACHE[key] = load_tokenizer(
                 LLM / family / f"{family}_base.tiktoken",
                 pattern=family,
-                special_tokens=RANK_FILES[family],
+                special_token_ids=RANK_FILES[family],
                 **kwargs,
             )
         else:
@@ -318,10 +316,40 @@ def test_rank_files_have_no_roles_unless_given():
     with_roles = load_tokenizer(
         LLM / "cl100k" / "cl100k_base.tiktoken",
         pattern="llama3",
-        special_tokens={"<|endoftext|>": 100257},
+        special_token_ids={"<|endoftext|>": 100257},
         roles={"eos": "<|endoftext|>"},
     )
     assert with_roles.special_tokens == {"eos": 100257}
+
+
+def _small_rank_file(folder, name="small.tiktoken"):
+    """The first 5,000 ranks of cl100k: a rank file too."""
+    lines = (LLM / "cl100k" / "cl100k_base.tiktoken").read_bytes()
+    path = folder / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(b"\n".join(lines.split(b"\n")[:5000]) + b"\n")
+    return path
+
+
+def test_the_old_name_of_special_token_ids_still_works_with_a_warning(
+    tmp_path,
+):
+    path = _small_rank_file(tmp_path)
+    kwargs = {"pattern": "llama3", "roles": {"eos": "<|x|>"}}
+    new = load_tokenizer(path, special_token_ids={"<|x|>": 5000}, **kwargs)
+    with pytest.warns(DeprecationWarning, match="`special_token_ids=`"):
+        old = load_tokenizer(path, special_tokens={"<|x|>": 5000}, **kwargs)
+    assert old.special_tokens == new.special_tokens == {"eos": 5000}
+    texts = ["a<|x|>b", "hello world"]
+    assert our_ids(old, texts) == our_ids(new, texts)
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(TypeError, match="not also its deprecated name"):
+            load_tokenizer(
+                path,
+                special_token_ids={"<|x|>": 5000},
+                special_tokens={"<|x|>": 5000},
+                **kwargs,
+            )
 
 
 def test_vocabulary_gaps_are_no_tokens():
@@ -455,58 +483,37 @@ def test_config_and_keras_round_trip_and_size(tmp_path):
     assert our_ids(layer, texts) == our_ids(tokenizer, texts)
 
 
-class _Exported(tf.Module):
-    def __init__(self, tokenizer):
-        super().__init__()
-        self.tokenizer = tokenizer
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def __call__(self, texts):
-        return self.tokenizer(texts)
-
-
-def _check_fresh_process(tokenizer, tmp_path, texts):
-    first = tmp_path / "first"
-    tf.saved_model.save(_Exported(tokenizer), str(first))
-    moved = tmp_path / "moved"
-    shutil.copytree(first, moved)
-    shutil.rmtree(first)
-    script = textwrap.dedent(
-        f"""
-        import json, sys
-        import tensorflow as tf
-        loaded = tf.saved_model.load({str(moved)!r})
-        texts = json.loads(sys.stdin.read())
-        print(json.dumps(loaded(tf.constant(texts)).to_list()))
-        assert "tensorflow_text" not in sys.modules
-        assert "tf_input" not in sys.modules
-        """
+def _contract(name, tokenizer, texts, **kwargs):
+    """`run_tokenizer_test` with the reference's ids and decoding."""
+    want = reference_ids(name, texts)
+    run_tokenizer_test(
+        tokenizer,
+        texts,
+        expected_ids=want,
+        expected_detokenized=reference_decode(name, want),
+        **kwargs,
     )
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env.pop("PYTHONPATH", None)
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-        cwd=str(tmp_path),
+
+
+def test_contract_of_a_qwen_shaped_file(tmp_path, small_json):
+    """Qwen 3's normalizer (NFC) and regex (the lookahead), added tokens:
+    core TF ops only, from a moved folder, in a fresh process too (the
+    real files: `test_contract_every_family`, `-m slow`)."""
+    path = _write_json(tmp_path / "tokenizer.json", small_json)
+    reference = hf_tokenizers.Tokenizer.from_file(str(path))
+    want = [e.ids for e in reference.encode_batch(TEXTS)]
+    run_tokenizer_test(
+        load_tokenizer(path),
+        TEXTS,
+        expected_ids=want,
+        expected_detokenized=reference.decode_batch(want, False),
     )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got == our_ids(tokenizer, texts)
-
-
-def test_saved_model_in_a_fresh_tensorflow_only_process(tmp_path):
-    """Qwen 3 (NFC normalizer, added tokens, the lookahead regex): core
-    TF ops only, from a moved folder."""
-    _check_fresh_process(ours("qwen3"), tmp_path, TEXTS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in BYTE_LEVEL if n != "qwen3"])
-def test_saved_model_in_a_fresh_process_every_family(name, tmp_path):
-    _check_fresh_process(ours(name), tmp_path, TEXTS)
+@pytest.mark.parametrize("name", BYTE_LEVEL)
+def test_contract_every_family(name):
+    _contract(name, ours(name), TEXTS)
 
 
 # --- Files and errors --------------------------------------------------------
@@ -543,10 +550,7 @@ def test_every_form_of_path(tmp_path):
     # A rank file named tokenizer.model (as Llama 3 ships it) is told from
     # SentencePiece by its content; the first 5,000 ranks of cl100k are a
     # rank file too.
-    lines = (LLM / "cl100k" / "cl100k_base.tiktoken").read_bytes()
-    rank = tmp_path / "llama" / "tokenizer.model"
-    rank.parent.mkdir()
-    rank.write_bytes(b"\n".join(lines.split(b"\n")[:5000]) + b"\n")
+    rank = _small_rank_file(tmp_path, "llama/tokenizer.model")
     small = load_tokenizer(rank, pattern="llama3")
     assert isinstance(small, BytePairTokenizer)
     assert small.vocabulary_size() == 5000
@@ -661,6 +665,44 @@ def test_bad_tokenizer_json(tmp_path, small_json, change, message):
     assert str(path) in str(info.value)
 
 
+def test_a_missing_field_is_a_file_error_naming_it(tmp_path, small_json):
+    for change, field in [
+        (lambda d: d["model"].pop("merges"), "merges"),
+        (lambda d: d["model"].pop("vocab"), "vocab"),
+        (
+            lambda d: d.update(
+                post_processor={"type": "TemplateProcessing", "pair": []}
+            ),
+            "single",
+        ),
+    ]:
+        data = json.loads(json.dumps(small_json))
+        change(data)
+        path = _write_json(tmp_path / "tokenizer.json", data)
+        with pytest.raises(TokenizerFileError) as info:
+            load_tokenizer(path)
+        message = str(info.value)
+        assert str(path) in message
+        assert f"a required field is missing: {field}" in message
+
+
+def test_a_fault_of_the_code_is_not_a_file_error(
+    tmp_path, small_json, monkeypatch
+):
+    # A bug inside an engine keeps its own type and traceback: it is not
+    # reported as a fault of the file.
+    path = _write_json(tmp_path / "tokenizer.json", small_json)
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug in the tables")
+
+    monkeypatch.setattr(BytePairTokenizer, "_build_tables", broken)
+    with pytest.raises(KeyError, match="a bug in the tables") as info:
+        load_tokenizer(path)
+    assert not isinstance(info.value, TokenizerFileError)
+    assert info.traceback[-1].name == "broken"
+
+
 def test_the_base_of_the_bad_files_loads(tmp_path, small_json):
     path = _write_json(tmp_path / "tokenizer.json", small_json)
     reference = hf_tokenizers.Tokenizer.from_file(str(path))
@@ -701,7 +743,7 @@ def test_bad_rank_files(tmp_path):
         assert str(path) in str(info.value)
     path.write_bytes(b"IQ== 0\nIg== 1\n")
     with pytest.raises(ValueError, match="is a rank"):
-        load_tokenizer(path, pattern="gpt2", special_tokens={"<x>": 1})
+        load_tokenizer(path, pattern="gpt2", special_token_ids={"<x>": 1})
     with pytest.raises(ValueError, match="for tiktoken rank files"):
         load_tokenizer(LLM / "qwen3", pattern="cl100k")
 

@@ -21,6 +21,7 @@ from tokenizers import normalizers
 from tokenizers import pre_tokenizers
 from tokenizers import processors
 
+from tests.shared_data import requires_shared_data
 from tests.tokenizers.test_byte_pair import ADVERSARIAL
 from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import load_tokenizer
@@ -129,6 +130,23 @@ def check(reference, tokenizer, texts=TEXTS):
 )
 def test_normalizer(trained, tmp_path, normalizer):
     check(*build(trained, tmp_path, normalizer=normalizer))
+
+
+@requires_shared_data
+def test_precompiled_and_strip_accents(trained, tmp_path):
+    # The normalizers of SentencePiece files work in any tokenizer.json.
+    from tests.tokenizers import unigram_json
+
+    proto = unigram_json.read_proto("albert")
+    normalizer = normalizers.Sequence(
+        [
+            normalizers.NFKD(),
+            normalizers.StripAccents(),
+            normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap),
+        ]
+    )
+    texts = TEXTS + ["\ufb01 \u2460 \uff21\u0301 \uff76\u3099 \r\n x\u00a0y"]
+    check(*build(trained, tmp_path, normalizer=normalizer), texts)
 
 
 def test_lowercase_final_sigma_nul_and_new_capitals(trained, tmp_path):

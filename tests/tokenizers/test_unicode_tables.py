@@ -288,7 +288,10 @@ def test_lowercase_equals_hf_on_its_differences_with_icu():
 
 def test_normalizer_errors():
     for spec, message in [
-        ({"type": "Precompiled"}, "SentencePiece"),
+        (
+            {"type": "Precompiled", "precompiled_charsmap": "not base64!"},
+            "precompiled_charsmap is not valid base64",
+        ),
         ({"type": "BertNormalizer"}, "WordPiece"),
         ({"type": "Nope"}, "'Nope' is not supported"),
         (

@@ -58,3 +58,13 @@ def replace_invalid_bytes(texts):
     length = tf.strings.length(fixed) - len(_REPLACEMENT.encode())
     fixed = tf.strings.substr(fixed, tf.zeros_like(length), length)
     return tf.tensor_scatter_nd_update(texts, bad_at, fixed)
+
+
+def utf8_lengths(code_points):
+    """The UTF-8 length in bytes of each code point (int64, same shape)."""
+    return (
+        1
+        + tf.cast(code_points >= 0x80, tf.int64)
+        + tf.cast(code_points >= 0x800, tf.int64)
+        + tf.cast(code_points >= 0x10000, tf.int64)
+    )

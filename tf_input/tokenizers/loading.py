@@ -7,67 +7,37 @@ tokenizer configured from the file's own description: the normalizer,
 the pre-tokenizer regexes, the BPE merges or ranks, the added tokens, the
 post-processor's template and the special-token roles. Nothing is chosen
 by model name: any file of these kinds loads the same way.
+
+This module finds the files and dispatches by kind; a `tokenizer.json` is
+read by `hf.tokenizer_json`, a rank file by `rank_files`. Each file is
+read and parsed once per call.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import os
 import pathlib
-import re
+import sys
+import warnings
 
-from tf_input.tokenizers._pretokenizers import PreTokenizer
-from tf_input.tokenizers.byte_pair import BytePairTokenizer
-from tf_input.tokenizers.byte_pair import byte_level
+from tf_input.tokenizers._files import TokenizerFileError
+from tf_input.tokenizers._files import check_options
+from tf_input.tokenizers._files import read_json
+from tf_input.tokenizers._files import reading
+from tf_input.tokenizers.rank_files import PATTERNS
+from tf_input.tokenizers.rank_files import RANK_LINE
+from tf_input.tokenizers.rank_files import load_rank_file
+from tf_input.tokenizers.rank_files import read_rank_file
 
-# Pre-tokenization regexes of the tiktoken encodings (tiktoken's own
-# patterns use possessive quantifiers, which RE2 lacks; these are the
-# equivalent forms of the models' `tokenizer.json` files, checked against
-# tiktoken id for id).
-_CL100K = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
-    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
-_O200K = "|".join(
-    [
-        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*"
-        r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"
-        r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        r"\p{N}{1,3}",
-        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-        r"\s*[\r\n]+",
-        r"\s+(?!\S)",
-        r"\s+",
-    ]
-)
-_QWEN2 = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
-    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
-_GPT2 = (
-    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+"
-    r"|\s+(?!\S)|\s+"
-)
-PATTERNS = {
-    "cl100k": _CL100K,
-    "llama3": _CL100K,
-    "o200k": _O200K,
-    "qwen2": _QWEN2,
-    "gpt2": _GPT2,
-}
-_ROLE_KEYS = {
-    "bos": "bos_token",
-    "eos": "eos_token",
-    "unk": "unk_token",
-    "pad": "pad_token",
-    "cls": "cls_token",
-    "sep": "sep_token",
-    "mask": "mask_token",
-}
-_RANK_LINE = re.compile(rb"^([A-Za-z0-9+/]+={0,2}) (\d+)$")
+__all__ = [
+    "PATTERNS",
+    "TokenizerFileError",
+    "find_tokenizer_files",
+    "load_for_command_line",
+    "load_tokenizer",
+    "read_rank_file",
+]
+
 # Folder contents, most specific first: (glob, kind).
 _FOLDER_ORDER = (
     ("tokenizer.json", "tokenizer.json"),
@@ -81,10 +51,7 @@ _FOLDER_ORDER = (
     ("*vocab.json", "vocab.json"),
     ("*vocab.txt", "vocab.txt"),
 )
-
-
-class TokenizerFileError(ValueError):
-    """A tokenizer file that cannot be read or is not supported."""
+_UNSET = object()
 
 
 def load_tokenizer(
@@ -92,7 +59,8 @@ def load_tokenizer(
     *,
     add_special_tokens=False,
     pattern=None,
-    special_tokens=None,
+    special_token_ids=None,
+    special_tokens=_UNSET,
     **options,
 ):
     """Loads the tokenizer of a model from its files, configured by them.
@@ -105,7 +73,7 @@ def load_tokenizer(
       `tokenizer_config.json` beside it gives the special-token roles;
     * a tiktoken rank file (`*.tiktoken`, or a `tokenizer.model` of
       `base64 rank` lines, told apart from a SentencePiece model by its
-      content): pass `pattern` and `special_tokens`;
+      content): pass `pattern` and `special_token_ids`;
     * a `vocab.json` (with `merges.txt` beside it, or `merges=`), a BERT
       `vocab.txt`, or a SentencePiece `.model`;
     * a folder holding one of these (an error lists them if it holds
@@ -132,9 +100,12 @@ def load_tokenizer(
         pattern: str. For rank files only: a name (`"cl100k"`,
             `"llama3"` (the same), `"o200k"`, `"qwen2"`, `"gpt2"`) or the
             pre-tokenization regex itself (Oniguruma syntax).
-        special_tokens: dict from token (str) to id. For rank files only:
-            the special tokens, found in the text as tiktoken's
-            `encode(text, allowed_special="all")` does.
+        special_token_ids: dict from token (str) to id. For rank files
+            only: the special tokens, found in the text as tiktoken's
+            `encode(text, allowed_special="all")` does (the tokenizer's
+            `special_tokens` maps roles to ids: give the roles with
+            `roles=`).
+        special_tokens: deprecated name of `special_token_ids`.
         **options: `merges` (the `merges.txt` of a `vocab.json`),
             `lowercase` (bool, for a `vocab.txt`; default True),
             `split_special_tokens` (bool: special tokens in the text are
@@ -149,8 +120,8 @@ def load_tokenizer(
 
     Raises:
         FileNotFoundError: no such file, or a folder without a tokenizer.
-        ValueError: a corrupt or unsupported file, naming the path and the
-            problem.
+        TokenizerFileError: (a `ValueError`) a corrupt or unsupported
+            file, naming the path and the problem.
 
     Example (a tiny `tokenizer.json`; Qwen 3's folder gives
     `[151644, 872]` for `"<|im_start|>user"` the same way):
@@ -181,14 +152,42 @@ def load_tokenizer(
             "`add_special_tokens` must be True or False. Received: "
             f"add_special_tokens={add_special_tokens!r}."
         )
-    path = pathlib.Path(path)
-    try:
-        return _load(path, add_special_tokens, pattern, special_tokens, options)
-    finally:
-        _JSON_CACHE.clear()
+    special_token_ids = _renamed(special_token_ids, special_tokens)
+    with reading():
+        path, kind = _find(pathlib.Path(path))
+        if kind != "tiktoken" and (pattern is not None or special_token_ids):
+            raise ValueError(
+                "`pattern` and `special_token_ids` are for tiktoken rank "
+                f"files, which {str(path)!r} is not (it is a {kind} file); "
+                "its own description gives them."
+            )
+        kwargs = dict(options, add_special_tokens=add_special_tokens)
+        if kind == "tiktoken":
+            kwargs.update(pattern=pattern, special_token_ids=special_token_ids)
+        return _LOADERS[kind](path, **kwargs)
 
 
-def _load(path, add_special_tokens, pattern, special_tokens, options):
+def _renamed(special_token_ids, special_tokens):
+    """`special_token_ids`, or the same dict under its deprecated name."""
+    if special_tokens is _UNSET:
+        return special_token_ids
+    warnings.warn(
+        "`load_tokenizer(special_tokens=...)` is deprecated: pass the "
+        "same dict as `special_token_ids=` (`special_tokens` names the "
+        "role -> id dict of a tokenizer).",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of `load_tokenizer`
+    )
+    if special_token_ids is not None:
+        raise TypeError(
+            "Pass `special_token_ids`, not also its deprecated name "
+            "`special_tokens`."
+        )
+    return special_tokens
+
+
+def _find(path):
+    """`(file, kind)` of a file or a folder holding one."""
     if path.is_dir():
         candidates = find_tokenizer_files(path)
         if not candidates:
@@ -203,28 +202,10 @@ def _load(path, add_special_tokens, pattern, special_tokens, options):
                 f"Folder {str(path)!r} holds several tokenizer files "
                 f"({names}). Pass the path of the one to load."
             )
-        path, kind = candidates[0]
-    elif not path.exists():
+        return candidates[0]
+    if not path.exists():
         raise FileNotFoundError(f"Tokenizer file not found: {str(path)!r}.")
-    else:
-        kind = _kind_of(path)
-    if kind != "tiktoken" and (pattern is not None or special_tokens):
-        raise ValueError(
-            "`pattern` and `special_tokens` are for tiktoken rank files, "
-            f"which {str(path)!r} is not (it is a {kind} file); its own "
-            "description gives them."
-        )
-    loaders = {
-        "tokenizer.json": _load_tokenizer_json,
-        "tiktoken": _load_rank_file,
-        "vocab.json": _load_vocab_json,
-        "vocab.txt": _load_vocab_txt,
-        "sentencepiece": _load_sentencepiece,
-    }
-    kwargs = dict(options, add_special_tokens=add_special_tokens)
-    if kind == "tiktoken":
-        kwargs.update(pattern=pattern, special_tokens=special_tokens)
-    return loaders[kind](path, **kwargs)
+    return path, _kind_of(path)
 
 
 def find_tokenizer_files(folder):
@@ -235,7 +216,8 @@ def find_tokenizer_files(folder):
     for glob, _ in _FOLDER_ORDER:
         found = sorted(p for p in folder.glob(glob) if p.is_file())
         if found:
-            return [(p, _kind_of(p)) for p in found]
+            with reading():
+                return [(p, _kind_of(p)) for p in found]
     return []
 
 
@@ -244,7 +226,7 @@ def _kind_of(path):
     does not tell, its content."""
     name = path.name
     if name.endswith(".json"):
-        data = _read_json(path)
+        _, data = read_json(path)
         if isinstance(data, dict) and isinstance(data.get("model"), dict):
             return "tokenizer.json"
         if isinstance(data, dict) and all(
@@ -267,507 +249,43 @@ def _kind_of(path):
     with open(path, "rb") as f:
         head = f.read(4096)
     first = head.split(b"\n", 1)[0].rstrip(b"\r")
-    if _RANK_LINE.match(first):
+    if RANK_LINE.match(first):
         return "tiktoken"
     return "sentencepiece"
 
 
-def _read_text(path):
-    try:
-        return pathlib.Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise TokenizerFileError(
-            f"{str(path)!r} is not UTF-8 text: {error}."
-        ) from None
-
-
-_JSON_CACHE = {}
-
-
-def _read_json(path):
-    """The parsed JSON of `path` (cached during one `load_tokenizer` call:
-    telling the kind of a file and loading it parse it once)."""
-    key = os.fspath(path)
-    data = _JSON_CACHE.get(key)
-    if data is None:
-        text = _read_text(path)
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise TokenizerFileError(
-                f"{str(path)!r} is not valid JSON (truncated or corrupt?): "
-                f"{error.msg} at line {error.lineno}, column {error.colno}."
-            ) from None
-        _JSON_CACHE[key] = data
-    return data
-
-
-def _check_options(path, options, allowed):
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise TypeError(
-            f"Unknown option(s) {unknown} for {str(path)!r}; this kind of "
-            f"file takes {sorted(allowed) or 'none'}."
-        )
-
-
-# --- tokenizer.json ----------------------------------------------------------
+# --- Each kind ---------------------------------------------------------------
 def _load_tokenizer_json(path, *, add_special_tokens, **options):
-    _check_options(path, options, ("split_special_tokens",))
-    data = _read_json(path)
-    where = repr(str(path))
-    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
-        raise TokenizerFileError(
-            f"{where} is not a tokenizer.json: no 'model' object."
-        )
+    from tf_input.tokenizers.hf import tokenizer_json
+
+    check_options(path, options, ("split_special_tokens",))
+    text, data = read_json(path)
     config = {}
     config_path = path.with_name("tokenizer_config.json")
     if config_path.is_file():
-        config = _read_json(config_path)
+        _, config = read_json(config_path)
         if not isinstance(config, dict):
             raise TokenizerFileError(
                 f"{str(config_path)!r} must hold a JSON object."
             )
-    model = data["model"]
-    kind = model.get("type") or _guess_model_type(model)
-    try:
-        if kind == "WordPiece":
-            return _wordpiece_from_json(data, config, add_special_tokens)
-        if kind == "BPE":
-            split = options.get(
-                "split_special_tokens",
-                bool(config.get("split_special_tokens", False)),
-            )
-            if data["model"].get("byte_fallback"):
-                return _metaspace_bpe_from_json(
-                    path, data, config, add_special_tokens, split
-                )
-            return _bpe_from_json(data, config, add_special_tokens, split)
-        if kind == "Unigram":
-            split = options.get(
-                "split_special_tokens",
-                bool(config.get("split_special_tokens", False)),
-            )
-            return _unigram_from_json(
-                path, data, config, add_special_tokens, split
-            )
-    except (KeyError, TypeError, ValueError) as error:
-        message = str(error).strip("'\"")
-        if isinstance(error, KeyError):
-            message = f"a required field is missing: {message}"
-        if str(path) in message:
-            raise
-        raise TokenizerFileError(f"{where}: {message}") from None
-    if kind == "WordLevel":
-        raise TokenizerFileError(
-            f"{where}: the model type {kind!r} is not supported yet."
-        )
-    raise TokenizerFileError(
-        f"{where}: unknown model type {kind!r}; supported are BPE "
-        "(byte-level or SentencePiece-style), Unigram and WordPiece."
+    split = options.get(
+        "split_special_tokens",
+        bool(config.get("split_special_tokens", False)),
     )
-
-
-def _guess_model_type(model):
-    if "merges" in model:
-        return "BPE"
-    if isinstance(model.get("vocab"), list):
-        return "Unigram"
-    if "max_input_chars_per_word" in model:
-        return "WordPiece"
-    return None
-
-
-def _pre_tokenizers(spec):
-    if spec is None:
-        return []
-    if spec.get("type") == "Sequence":
-        return [
-            p for item in spec["pretokenizers"] for p in _pre_tokenizers(item)
-        ]
-    return [spec]
-
-
-def _metaspace_bpe_from_json(path, data, config, add_special_tokens, split):
-    """A SentencePiece-style BPE (`byte_fallback`, a "▁" metaspace)."""
-    from tf_input.tokenizers.sentencepiece._json_bpe import (
-        MetaspaceBytePairTokenizer,
-    )
-    from tf_input.tokenizers.sentencepiece._json_bpe import check_supported
-
-    check_supported(data)
-    added = data.get("added_tokens") or []
-    token_ids = {t["content"]: t["id"] for t in added}
-    token_ids = {**data["model"]["vocab"], **token_ids}
-    return MetaspaceBytePairTokenizer(
-        _read_text(path),
+    return tokenizer_json.load(
+        path,
+        text,
+        data,
+        config,
         add_special_tokens=add_special_tokens,
-        roles=_roles(data, config, token_ids),
-        split_special_tokens=split,
-        templates=_templates(data.get("post_processor"), token_ids),
+        split=split,
     )
 
 
-def _unigram_from_json(path, data, config, add_special_tokens, split):
-    """A Unigram model (ALBERT, T5, XLM-R: SentencePiece unigram)."""
-    from tf_input.tokenizers.sentencepiece import _json_unigram
-
-    _json_unigram.check_supported(data)
-    token_ids = {}
-    for i, item in enumerate(data["model"]["vocab"]):
-        token_ids[item[0]] = i
-    for t in data.get("added_tokens") or []:
-        token_ids[t["content"]] = t["id"]
-    roles = _roles(data, config, token_ids)
-    unk = data["model"]["vocab"][data["model"]["unk_id"]][0]
-    roles.setdefault("unk", unk)
-    return _json_unigram.UnigramTokenizer(
-        _read_text(path),
-        add_special_tokens=add_special_tokens,
-        roles=roles,
-        split_special_tokens=split,
-        templates=_templates(data.get("post_processor"), token_ids),
-    )
-
-
-def _bpe_from_json(data, config, add_special_tokens, split_special_tokens):
-    model = data["model"]
-    pre = _pre_tokenizers(data.get("pre_tokenizer"))
-    metaspace = any(p.get("type") == "Metaspace" for p in pre)
-    if model.get("byte_fallback") or metaspace:
-        raise TokenizerFileError(
-            "this is a SentencePiece-style BPE (model type 'BPE' with "
-            f"byte_fallback={model.get('byte_fallback')}"
-            f"{', a Metaspace pre-tokenizer' if metaspace else ''}), which is "
-            "not supported yet; load its SentencePiece `.model` instead"
-        )
-    # Unknown pre-tokenizer types first: they are the clearer error.
-    PreTokenizer(data.get("pre_tokenizer"), where="pre_tokenizer")
-    if not any(p.get("type") == "ByteLevel" for p in pre):
-        raise TokenizerFileError(
-            "the model type 'BPE' without a ByteLevel pre-tokenizer (not a "
-            "byte-level BPE) is not supported"
-        )
-    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-        if model.get(key):
-            raise TokenizerFileError(
-                f"a BPE {key} ({model[key]!r}) is not supported"
-            )
-    if model.get("dropout"):
-        raise TokenizerFileError(
-            f"BPE dropout ({model['dropout']}) is random; it is not supported"
-        )
-    decoder = data.get("decoder")
-    decoders = (
-        decoder.get("decoders", [])
-        if isinstance(decoder, dict) and decoder.get("type") == "Sequence"
-        else [decoder]
-    )
-    if not decoders or any(
-        not isinstance(d, dict) or d.get("type") != "ByteLevel"
-        for d in decoders
-    ):
-        raise TokenizerFileError(
-            f"the decoder {decoder!r} is not supported for a byte-level BPE "
-            "(only ByteLevel)"
-        )
-    vocabulary = model["vocab"]
-    if not isinstance(vocabulary, dict):
-        raise TokenizerFileError("a BPE 'vocab' must be an object")
-    added = data.get("added_tokens") or []
-    missing = [c for c in _ALPHABET_CHARS if c not in vocabulary]
-    if missing and model.get("unk_token"):
-        raise TokenizerFileError(
-            "a byte-level BPE whose vocabulary lacks byte symbols "
-            f"({missing[:3]}...) and has an unk_token is not supported"
-        )
-    token_ids = {t["content"]: t["id"] for t in added}
-    token_ids = {**vocabulary, **token_ids}
-    templates = _templates(data.get("post_processor"), token_ids)
-    roles = _roles(data, config, token_ids)
-    return BytePairTokenizer(
-        vocabulary,
-        model["merges"],
-        pretokenizer=data.get("pre_tokenizer"),
-        normalizer=data.get("normalizer"),
-        added_tokens=added,
-        ignore_merges=bool(model.get("ignore_merges", False)),
-        split_special_tokens=split_special_tokens,
-        templates=templates,
-        roles=roles,
-        add_special_tokens=add_special_tokens,
-    )
-
-
-_ALPHABET_CHARS = [byte_level(bytes([b])) for b in range(256)]
-
-
-def _templates(post, token_ids):
-    """HF's post-processor as `{"single": [...], "pair": [...]}`."""
-    plain = {"single": [["$A", 0]], "pair": [["$A", 0], ["$B", 1]]}
-    if post is None:
-        return plain
-    kind = post.get("type")
-    if kind == "ByteLevel":
-        return plain
-    if kind == "TemplateProcessing":
-        specials = post.get("special_tokens", {})
-
-        def expand(items):
-            out = []
-            for item in items:
-                if "Sequence" in item:
-                    sequence = item["Sequence"]
-                    out.append([f"${sequence['id']}", sequence["type_id"]])
-                else:
-                    special = item["SpecialToken"]
-                    entry = specials.get(special["id"])
-                    ids = entry["ids"] if entry else [token_ids[special["id"]]]
-                    out.extend([i, special["type_id"]] for i in ids)
-            return out
-
-        return {"single": expand(post["single"]), "pair": expand(post["pair"])}
-    if kind in ("BertProcessing", "RobertaProcessing"):
-        cls, sep = post["cls"][1], post["sep"][1]
-        if kind == "BertProcessing":
-            pair = [[cls, 0], ["$A", 0], [sep, 0], ["$B", 1], [sep, 1]]
-        else:
-            pair = [
-                [cls, 0],
-                ["$A", 0],
-                [sep, 0],
-                [sep, 0],
-                ["$B", 0],
-                [sep, 0],
-            ]
-        return {"single": [[cls, 0], ["$A", 0], [sep, 0]], "pair": pair}
-    if kind == "Sequence":
-        found = [
-            _templates(p, token_ids)
-            for p in post.get("processors", [])
-            if p.get("type") != "ByteLevel"
-        ]
-        if len(found) > 1:
-            raise TokenizerFileError(
-                "a Sequence post-processor with more than one processor that "
-                "adds tokens is not supported"
-            )
-        return found[0] if found else plain
-    raise TokenizerFileError(
-        f"the post-processor type {kind!r} is not supported"
-    )
-
-
-def _content(value):
-    if isinstance(value, dict):
-        return value.get("content")
-    return value
-
-
-def _roles(data, config, token_ids):
-    """Special-token roles from tokenizer_config.json and the file itself."""
-    roles = {}
-    for role, key in _ROLE_KEYS.items():
-        token = _content(config.get(key))
-        if token is None:
-            continue
-        if token not in token_ids:
-            raise TokenizerFileError(
-                f"tokenizer_config.json names {token!r} as {key}, but it is "
-                "not a token of tokenizer.json"
-            )
-        roles[role] = token
-    padding = data.get("padding")
-    if "pad" not in roles and isinstance(padding, dict):
-        token = padding.get("pad_token")
-        if token in token_ids:
-            roles["pad"] = token
-    unk = data["model"].get("unk_token")
-    if "unk" not in roles and unk in token_ids:
-        roles["unk"] = unk
-    return roles
-
-
-def _wordpiece_from_json(data, config, add_special_tokens):
-    from tf_input.tokenizers.wordpiece import WordPieceTokenizer
-
-    model = data["model"]
-    normalizer = data.get("normalizer") or {}
-    if normalizer.get("type") != "BertNormalizer":
-        raise TokenizerFileError(
-            f"a WordPiece file needs a BertNormalizer; received {normalizer!r}"
-        )
-    for key in ("clean_text", "handle_chinese_chars"):
-        if normalizer.get(key, True) is not True:
-            raise TokenizerFileError(
-                f"BertNormalizer with {key}=false is not supported"
-            )
-    pre = data.get("pre_tokenizer") or {}
-    if pre.get("type") != "BertPreTokenizer":
-        raise TokenizerFileError(
-            f"a WordPiece file needs the BertPreTokenizer; received {pre!r}"
-        )
-    if model.get("continuing_subword_prefix", "##") != "##":
-        raise TokenizerFileError(
-            "a WordPiece continuing_subword_prefix other than '##' is not "
-            "supported"
-        )
-    decoder = data.get("decoder")
-    if decoder is not None and (
-        decoder.get("type") != "WordPiece"
-        or decoder.get("prefix", "##") != "##"
-        or not decoder.get("cleanup", True)
-    ):
-        raise TokenizerFileError(
-            f"the decoder {decoder!r} is not supported for WordPiece"
-        )
-    vocabulary = model["vocab"]
-    tokens = sorted(vocabulary, key=vocabulary.get)
-    if [vocabulary[t] for t in tokens] != list(range(len(tokens))):
-        raise TokenizerFileError("WordPiece ids must be 0..n-1, each once")
-    unknown = model.get("unk_token", "[UNK]")
-    handled = {unknown, "[SEP]", "[CLS]", "[PAD]", "[MASK]"}
-    for token in data.get("added_tokens") or []:
-        plain = not any(
-            token.get(k) for k in ("lstrip", "rstrip", "single_word")
-        )
-        if (
-            token["content"] not in handled
-            or not plain
-            or vocabulary.get(token["content"]) != token["id"]
-        ):
-            raise TokenizerFileError(
-                f"the added token {token!r} is not supported for WordPiece "
-                "(only the vocabulary's [UNK], [SEP], [CLS], [PAD], [MASK])"
-            )
-    lowercase = bool(normalizer.get("lowercase", True))
-    strip = normalizer.get("strip_accents")
-    return WordPieceTokenizer(
-        tokens,
-        lowercase=lowercase,
-        strip_accents=None if strip is None else bool(strip),
-        unknown_token=unknown,
-        max_word_length=model.get("max_input_chars_per_word", 100),
-        add_special_tokens=add_special_tokens,
-        templates=_templates(data.get("post_processor"), vocabulary),
-    )
-
-
-# --- tiktoken rank files -----------------------------------------------------
-def read_rank_file(path):
-    """`{token bytes: rank}` of a tiktoken file; errors name the line."""
-    ranks = {}
-    with open(path, "rb") as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip(b"\r\n")
-            if not line:
-                continue
-            match = _RANK_LINE.match(line)
-            if match is None:
-                raise TokenizerFileError(
-                    f"{str(path)!r}, line {number}: a rank file line is "
-                    f"`base64 rank`. Received: {line[:80]!r}."
-                )
-            try:
-                token = base64.b64decode(match.group(1), validate=True)
-            except binascii.Error:
-                raise TokenizerFileError(
-                    f"{str(path)!r}, line {number}: {match.group(1)[:40]!r} is "
-                    "not valid base64."
-                ) from None
-            if token in ranks:
-                raise TokenizerFileError(
-                    f"{str(path)!r}, line {number}: the token {token!r} is "
-                    "listed twice."
-                )
-            ranks[token] = int(match.group(2))
-    if not ranks:
-        raise TokenizerFileError(f"{str(path)!r} holds no ranks.")
-    order = sorted(ranks.values())
-    if order != list(range(len(order))):
-        raise TokenizerFileError(
-            f"{str(path)!r}: the ranks must be 0..{len(order) - 1}, each once."
-        )
-    return ranks
-
-
-def _load_rank_file(
-    path, *, add_special_tokens, pattern, special_tokens, **options
-):
-    _check_options(path, options, ("roles", "split_special_tokens"))
-    if pattern is None:
-        raise ValueError(
-            f"{str(path)!r} is a tiktoken rank file, which holds no "
-            "pre-tokenization regex: pass `pattern=`, one of "
-            f"{sorted(PATTERNS)} or the regex itself."
-        )
-    if not isinstance(pattern, str):
-        raise TypeError(
-            f"`pattern` must be a name or a regex (str). Received: {pattern!r}."
-        )
-    regex = PATTERNS.get(pattern, pattern)
-    ranks = read_rank_file(path)
-    vocabulary = {byte_level(token): rank for token, rank in ranks.items()}
-    added = []
-    if special_tokens is not None:
-        if not isinstance(special_tokens, dict):
-            raise TypeError(
-                "`special_tokens` must be a dict from token to id. Received: "
-                f"{special_tokens!r}."
-            )
-        for token, token_id in special_tokens.items():
-            if (
-                not isinstance(token, str)
-                or isinstance(token_id, bool)
-                or (not isinstance(token_id, int))
-            ):
-                raise ValueError(
-                    "`special_tokens` must map strings to integer ids. "
-                    f"Received: {token!r}: {token_id!r}."
-                )
-            if token_id < len(ranks):
-                raise ValueError(
-                    f"`special_tokens`: id {token_id} of {token!r} is a rank "
-                    f"of {str(path)!r}; special ids come after its "
-                    f"{len(ranks)} ranks."
-                )
-            added.append(
-                {"id": token_id, "content": token, "special": True,
-                 "normalized": False}
-            )  # fmt: skip
-    pretokenizer = {
-        "type": "Sequence",
-        "pretokenizers": [
-            {
-                "type": "Split",
-                "pattern": {"Regex": regex},
-                # tiktoken encodes the matches only.
-                "behavior": "Removed",
-                "invert": True,
-            },
-            {
-                "type": "ByteLevel",
-                "add_prefix_space": False,
-                "use_regex": False,
-            },
-        ],
-    }
-    return BytePairTokenizer(
-        vocabulary,
-        None,
-        pretokenizer=pretokenizer,
-        added_tokens=added,
-        ignore_merges=True,
-        split_special_tokens=bool(options.get("split_special_tokens", False)),
-        templates={"single": [["$A", 0]], "pair": [["$A", 0], ["$B", 1]]},
-        roles=options.get("roles") or {},
-        add_special_tokens=add_special_tokens,
-    )
-
-
-# --- Other files -------------------------------------------------------------
 def _load_vocab_json(path, *, add_special_tokens, **options):
-    _check_options(path, options, ("merges",))
+    from tf_input.tokenizers.byte_pair_tokenizer import BytePairTokenizer
+
+    check_options(path, options, ("merges",))
     merges = options.get("merges")
     if merges is None:
         beside = sorted(path.parent.glob("*merges.txt"))
@@ -783,9 +301,9 @@ def _load_vocab_json(path, *, add_special_tokens, **options):
 
 
 def _load_vocab_txt(path, *, add_special_tokens, **options):
-    from tf_input.tokenizers.wordpiece import WordPieceTokenizer
+    from tf_input.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
-    _check_options(path, options, ("lowercase",))
+    check_options(path, options, ("lowercase",))
     return WordPieceTokenizer.from_vocab_file(
         str(path),
         lowercase=options.get("lowercase", True),
@@ -796,10 +314,19 @@ def _load_vocab_txt(path, *, add_special_tokens, **options):
 def _load_sentencepiece(path, *, add_special_tokens, **options):
     from tf_input.tokenizers.sentencepiece import SentencePieceTokenizer
 
-    _check_options(path, options, ())
+    check_options(path, options, ())
     return SentencePieceTokenizer(
         str(path), add_special_tokens=add_special_tokens
     )
+
+
+_LOADERS = {
+    "tokenizer.json": _load_tokenizer_json,
+    "tiktoken": load_rank_file,
+    "vocab.json": _load_vocab_json,
+    "vocab.txt": _load_vocab_txt,
+    "sentencepiece": _load_sentencepiece,
+}
 
 
 def load_for_command_line(vocab, merges=None, cased=False):
@@ -810,23 +337,27 @@ def load_for_command_line(vocab, merges=None, cased=False):
     holding several tokenizer files loads the first in
     `find_tokenizer_files` order, and says so on stderr.
     """
-    import sys
-
     path = pathlib.Path(vocab)
     options = {}
     if merges:
         options["merges"] = merges
     if cased:
         options["lowercase"] = False
-    if path.is_dir():
-        found = find_tokenizer_files(path)
-        if len(found) > 1:
-            names = ", ".join(p.name for p, _ in found)
-            print(
-                f"tf-input: {str(path)!r} holds {len(found)} tokenizer files "
-                f"({names}); using {found[0][0].name}. Pass a file to choose "
-                "another.",
-                file=sys.stderr,
-            )
-            path = found[0][0]
-    return load_tokenizer(path, **options)
+    with reading():  # the folder's files are parsed once
+        if path.is_dir():
+            path = _first_in_folder(path)
+        return load_tokenizer(path, **options)
+
+
+def _first_in_folder(path):
+    found = find_tokenizer_files(path)
+    if len(found) > 1:
+        names = ", ".join(p.name for p, _ in found)
+        print(
+            f"tf-input: {str(path)!r} holds {len(found)} tokenizer files "
+            f"({names}); using {found[0][0].name}. Pass a file to choose "
+            "another.",
+            file=sys.stderr,
+        )
+        return found[0][0]
+    return path

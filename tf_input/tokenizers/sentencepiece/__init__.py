@@ -64,20 +64,33 @@ normalization rules), `_normalizer` (the library's normalization for the
 graphs), `_unigram_plan` (the rewritten unigram models and routing
 patterns), `_unigram_graph` (the unigram routes), `_bpe` (BPE models:
 their merges for `engines/char_bpe.py`, in core ops, or on TF Text's op),
-`_tf_text_ops` (TF Text's ops), `_decoding` (ids to text), `_recent` (the
-models a config named, by digest), `_json_bpe` (the character BPE engine
-for a `tokenizer.json`: `MetaspaceBytePairTokenizer`), `_json_unigram` (a
-`Unigram` `tokenizer.json` as HF runs it, core ops: `UnigramTokenizer`)
-and `_graphemes` (grapheme clusters for its charsmap).
+`_tf_text_ops` (TF Text's ops), `_decoding` (ids to text) and `_recent`
+(the models a config named, by digest).
+
+The tokenizers of a SentencePiece model's `tokenizer.json` (HF's pipeline,
+core ops) are `MetaspaceBytePairTokenizer` and `UnigramTokenizer`, in
+`tf_input.tokenizers`; they are re-exported here too.
 """
 
-from tf_input.tokenizers.sentencepiece._json_bpe import (
-    MetaspaceBytePairTokenizer,
-)
-from tf_input.tokenizers.sentencepiece._json_unigram import UnigramTokenizer
 from tf_input.tokenizers.sentencepiece.sentence_piece_tokenizer import (
     SentencePieceTokenizer,
 )
+
+_MOVED = {
+    "MetaspaceBytePairTokenizer": "metaspace_byte_pair_tokenizer",
+    "UnigramTokenizer": "unigram_tokenizer",
+}
+
+
+def __getattr__(name):
+    # Imported on first use: those modules import this package's parts.
+    if name in _MOVED:
+        import importlib
+
+        module = importlib.import_module(f"tf_input.tokenizers.{_MOVED[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "MetaspaceBytePairTokenizer",

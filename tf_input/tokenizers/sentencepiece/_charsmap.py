@@ -1,8 +1,8 @@
 """A `precompiled_charsmap`: the normalization rules of a `.model` file.
 
-The rules are a Darts-clone double array (a DAG that shares suffixes) from
-key bytes to an offset into a block of NUL-terminated replacement strings.
-This module reads the facts the routing needs from it; the rules themselves
+The rules are read by the one charsmap reader
+(`hf.normalizers.precompiled`); this module walks them for the facts the
+routing needs (sentencepiece's longest-key walk). The rules themselves
 are applied by TF Text's ops.
 """
 
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
-
+from tf_input.tokenizers.hf.normalizers.precompiled import CharsmapError
+from tf_input.tokenizers.hf.normalizers.precompiled import read_charsmap
+from tf_input.tokenizers.hf.normalizers.precompiled import replacement
 from tf_input.tokenizers.sentencepiece._proto import _ProtoError
 
 # An empty normalization trie: every transition fails (see DecodePrecompiled-
@@ -39,42 +40,21 @@ def _first_chars(children, node, prefix=b""):
 
 
 def _read_trie(blob):
-    """`(children, values, strings)` of a `precompiled_charsmap`: the trie's
-    edges `{node: [(byte, child)]}`, the replacement offset of each node
-    that ends a key, and the block of replacement strings."""
-    if len(blob) < 4:
-        raise _ProtoError("precompiled_charsmap is shorter than 4 bytes")
-    (trie_size,) = struct.unpack_from("<I", blob, 0)
-    if trie_size % 4 or trie_size == 0 or 4 + trie_size > len(blob):
-        raise _ProtoError("precompiled_charsmap has a bad trie size")
-    units = np.frombuffer(blob, "<u4", trie_size // 4, 4).astype(np.int64)
-    strings = blob[4 + trie_size :]
-    count = len(units)
-    offsets = (units >> 10) << ((units & (1 << 9)) >> 6)
-    labels = units & ((1 << 31) | 0xFF)
-    codes = np.arange(1, 256)
-    children, values = {}, {}
-    seen = np.zeros(count, bool)
-    seen[0] = True
-    frontier = np.array([0])
-    while frontier.size:
-        child = (frontier ^ offsets[frontier])[:, None] ^ codes[None, :]
-        inside = child < count
-        inside &= labels[np.where(inside, child, 0)] == codes[None, :]
-        rows, cols = np.nonzero(inside)
-        kids = child[rows, cols]
-        for parent, byte, kid in zip(
-            frontier[rows].tolist(), codes[cols].tolist(), kids.tolist()
-        ):
-            children.setdefault(parent, []).append((byte, kid))
-        for kid in kids[((units[kids] >> 8) & 1) == 1].tolist():
-            leaf = kid ^ int(offsets[kid])
-            if leaf >= count:
-                raise _ProtoError("a normalization rule points outside")
-            values[kid] = int(units[leaf]) & ((1 << 31) - 1)
-        frontier = np.unique(kids[~seen[kids]])
-        seen[frontier] = True
-    return children, values, strings
+    """`(children, values, strings)` of a `precompiled_charsmap` (the one
+    reader, `hf.normalizers.precompiled`); a corrupt one is a
+    `_ProtoError`, as the rest of a bad `.model` file."""
+    try:
+        return read_charsmap(blob)
+    except CharsmapError as error:
+        raise _ProtoError(str(error)) from None
+
+
+def _replacement(strings, value):
+    try:
+        text = replacement(strings, value)
+    except CharsmapError as error:
+        raise _ProtoError(str(error)) from None
+    return text.decode("utf-8", "replace")
 
 
 def _charsmap_facts(blob, is_bad):
@@ -92,11 +72,7 @@ def _charsmap_facts(blob, is_bad):
     children, values, strings = _read_trie(blob)
     verdicts = {}
     for value in set(values.values()):
-        end = strings.find(b"\0", value)
-        if value >= len(strings) or end < 0:
-            raise _ProtoError("a normalization rule has no replacement")
-        text = strings[value:end].decode("utf-8", "replace")
-        verdicts[value] = is_bad(text)
+        verdicts[value] = is_bad(_replacement(strings, value))
     parents = {}
     for parent, edges in children.items():
         for _, kid in edges:
@@ -121,11 +97,6 @@ def _charsmap_facts(blob, is_bad):
         if node in values and " " in _replacement(strings, values[node])
     }
     return {c for c, _ in firsts}, single, unsafe, after_space, spaced
-
-
-def _replacement(strings, value):
-    end = strings.find(b"\0", value)
-    return strings[value:end].decode("utf-8", "replace")
 
 
 def _character_rules(blob):

@@ -1,0 +1,327 @@
+"""HF's Unigram model (`Unigram.encode`): a Viterbi search in core ops.
+
+For each character `j` and length `l`, the piece made of the `l`
+characters that end at `j` (strings grown one character at a time, and
+only while they are prefixes of pieces); then one `tf.while_loop` step per
+character position, for all words of the batch at once; then the best
+path, walked back from each word's end. As HF (which differs from
+`sentencepiece` there): scores add in float64; of equal candidates for a
+position the one that starts earliest wins; a character without a
+one-character piece is an unknown node scored `min score - 10`;
+consecutive unknowns fuse into one unknown token, or with `byte_fallback`
+become the `<0xXX>` tokens of their bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from tf_input._ragged import row_ids
+from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers._utf8 import utf8_lengths
+
+_UNK_PENALTY = 10.0  # HF's K_UNK_PENALTY (and sentencepiece's kUnkPenalty)
+
+
+class Viterbi(tf.Module):
+    """HF's `Unigram.encode` over words, in core ops.
+
+    For each character `j` and length `l`, the piece made of the `l`
+    characters that end at `j` (strings grown one character at a time,
+    and only while they are prefixes of pieces); then one loop step per
+    position in the word, for all words at once; then the best path,
+    walked back from each word's end.
+    """
+
+    def __init__(self, vocab, unk_id, byte_fallback):
+        super().__init__()
+        pieces = [piece for piece, _ in vocab]
+        scores = np.array([score for _, score in vocab], np.float64)
+        # HF's token_to_ids: a piece listed twice has its last id.
+        index = {piece: i for i, piece in enumerate(pieces)}
+        prefixes = set()
+        for piece in index:
+            for k in range(1, len(piece)):
+                prefixes.add(piece[:k])
+        self.longest = max(len(piece) for piece in index)
+        self.unk_id = unk_id
+        self.unk_score = float(scores.min()) - _UNK_PENALTY
+        self.byte_fallback = byte_fallback
+        with tf.init_scope():
+            self._ids = lookup_table(
+                [p.encode() for p in index],
+                list(index.values()),
+                -1,
+                key_dtype=tf.string,
+                value_dtype=tf.int32,
+            )
+            self._prefixes = lookup_table(
+                [p.encode() for p in prefixes],
+                [True] * len(prefixes),
+                False,
+                key_dtype=tf.string,
+                value_dtype=tf.bool,
+            )
+            self._scores = tf.constant(scores, tf.float64)
+            self._byte_ids = tf.constant(
+                [index.get(f"<0x{b:02X}>", unk_id) for b in range(256)],
+                tf.int32,
+            )
+
+    def __call__(self, words):
+        """`[W]` non-empty words -> (int32 ids, `[W + 1]` int64 splits).
+
+        Each distinct word of the batch is searched once (a word's ids
+        depend on nothing else): in English text most words repeat.
+        """
+        distinct, index = tf.unique(words, out_idx=tf.int64)
+        values, splits = self._encode(distinct)
+        ids = tf.gather(
+            tf.RaggedTensor.from_row_splits(values, splits, validate=False),
+            index,
+        )
+        return ids.values, ids.row_splits
+
+    def _encode(self, words):
+        cps = tf.strings.unicode_decode(words, "UTF-8")
+        flat = cps.values
+        splits = cps.row_splits
+        count = tf.size(flat, out_type=tf.int64)
+        word = row_ids(splits)
+        local = tf.range(count) - tf.gather(splits, word)
+        chars = tf.strings.unicode_encode(flat[:, None], "UTF-8")
+        longest = self.longest
+        # ids[j, l - 1]: the piece of the l characters ending at j, or -1.
+        columns = []
+        ends = tf.range(count)
+        grown = chars
+        for length in range(1, longest + 1):
+            ids = self._ids.lookup(grown)
+            columns.append(
+                tf.scatter_nd(ends[:, None], ids + 1, [count])  # 0 = none
+            )
+            if length == longest:
+                break
+            alive = self._prefixes.lookup(grown)
+            nxt = ends + 1
+            alive &= nxt < count
+            nxt = tf.minimum(nxt, count - 1)
+            alive &= tf.gather(word, nxt) == tf.gather(word, ends)
+            keep = tf.where(alive)[:, 0]
+            ends = tf.gather(nxt, keep)
+            grown = tf.strings.join(
+                [tf.gather(grown, keep), tf.gather(chars, ends)]
+            )
+        ids = tf.stack(columns, 1) - 1
+        unknown = tf.equal(ids[:, 0], -1)
+        ids = tf.concat(
+            [tf.where(unknown, self.unk_id, ids[:, 0])[:, None], ids[:, 1:]],
+            1,
+        )
+        exists = ids >= 0
+        scores = tf.where(
+            exists,
+            tf.gather(self._scores, tf.maximum(ids, 0)),
+            tf.constant(0.0, tf.float64),
+        )
+        scores = tf.concat(
+            [
+                tf.where(
+                    unknown,
+                    tf.constant(self.unk_score, tf.float64),
+                    scores[:, 0],
+                )[:, None],
+                scores[:, 1:],
+            ],
+            1,
+        )
+        back = self._search(word, local, splits, scores, exists)
+        return self._tokens(flat, chars, word, splits, ids, unknown, back)
+
+    def _search(self, word, local, splits, scores, exists):
+        """`back[j]`: the length of the last piece of the best path over
+        the characters of j's word up to j.
+
+        Words go longest first, so the words still running at step `k`
+        (position `k` of each word) are the first `n_k`: each step reads
+        the best scores of the last `longest` steps from a window of
+        `[longest, n_k]` and writes its own row, so the whole search costs
+        `O(characters * longest)` (no per-step copy of the batch).
+        """
+        longest = self.longest
+        sizes = splits[1:] - splits[:-1]
+        rank = tf.argsort(-sizes, stable=True)
+        starts = tf.gather(splits[:-1], rank)
+        sizes = tf.gather(sizes, rank)
+        words = tf.size(sizes)
+        # Empty: reduce_max is the lowest int64.
+        steps = tf.maximum(tf.reduce_max(sizes), 0)
+        lengths = tf.range(1, longest + 1, dtype=tf.int64)
+        neg = tf.constant(-np.inf, tf.float64)
+
+        def step(k, window, found):
+            n = tf.reduce_sum(tf.cast(sizes > k, tf.int32))
+            js = starts[:n] + k
+            start = k - lengths + 1  # [L], the piece's start in its word
+            # window row r holds step k - longest + r: column l - 1 of
+            # `before` is step k - l.
+            before = tf.transpose(tf.reverse(window[:, :n], [0]))
+            before = tf.where(
+                (start > 0)[None, :], before, tf.constant(0.0, tf.float64)
+            )
+            ok = tf.gather(exists, js) & (start >= 0)[None, :]
+            candidate = tf.where(ok, before + tf.gather(scores, js), neg)
+            top = tf.reduce_max(candidate, 1)
+            # Ties: the candidate that starts earliest (the longest) wins.
+            ties = tf.equal(candidate, top[:, None])
+            chosen = longest - tf.argmax(
+                tf.cast(tf.reverse(ties, [1]), tf.int32),
+                1,
+                output_type=tf.int64,
+            )
+            window = tf.concat([window[1:, :n], top[None, :]], 0)
+            window = tf.ensure_shape(window, [longest, None])
+            return k + 1, window, found.write(tf.cast(k, tf.int32), chosen)
+
+        _, _, found = tf.while_loop(
+            lambda k, window, found: k < steps,
+            step,
+            (
+                tf.constant(0, tf.int64),
+                tf.zeros([longest, words], tf.float64),
+                tf.TensorArray(
+                    tf.int64,
+                    size=tf.cast(steps, tf.int32),
+                    element_shape=[None],
+                    infer_shape=False,
+                ),
+            ),
+            shape_invariants=(
+                tf.TensorShape([]),
+                tf.TensorShape([longest, None]),
+                tf.TensorShape(None),
+            ),
+            parallel_iterations=1,
+        )
+        # The rows are in step order, each in rank order: put them back.
+        position = tf.gather(tf.math.invert_permutation(rank), word)
+        order = tf.argsort(
+            local * tf.cast(words, tf.int64) + tf.cast(position, tf.int64),
+            stable=True,
+        )
+        count = tf.size(word, out_type=tf.int64)
+        return tf.scatter_nd(
+            tf.cast(order, tf.int64)[:, None],
+            found.concat()[:count],
+            [count],
+        )
+
+    def _tokens(self, flat, chars, word, splits, ids, unknown, back):
+        count = tf.size(flat, out_type=tf.int64)
+        words = tf.size(splits, out_type=tf.int64) - 1
+        on_path = _best_path(splits, back, count)
+        # A token per path end: its id, its first character.
+        length = tf.where(on_path, back, 0)
+        token = tf.gather(
+            tf.reshape(ids, [-1]),
+            tf.range(count) * self.longest + tf.maximum(length - 1, 0),
+        )
+        # An unknown node is one character with no one-character piece.
+        node = on_path & (length == 1) & unknown
+        is_unk = on_path & tf.equal(token, self.unk_id)
+        # Path ends in order: the previous end in the same word.
+        end_index = tf.where(on_path)[:, 0]
+        end_unk = tf.gather(is_unk, end_index)
+        end_word = tf.gather(word, end_index)
+        prev_unk = tf.concat([[False], end_unk[:-1]], 0) & tf.concat(
+            [[False], end_word[1:] == end_word[:-1]], 0
+        )
+        fused_away = end_unk & prev_unk
+        # Runs of unknown tokens: the number of the run of each path end.
+        run_start = end_unk & ~prev_unk
+        run = tf.cumsum(tf.cast(run_start, tf.int64)) - 1
+        run_count = tf.reduce_sum(tf.cast(run_start, tf.int64))
+        if not self.byte_fallback:
+            kept = ~fused_away
+            ends = tf.boolean_mask(end_index, kept)
+            values = tf.cast(tf.gather(token, ends), tf.int32)
+            per_word = tf.math.unsorted_segment_sum(
+                tf.ones_like(ends), tf.gather(word, ends), words
+            )
+            return values, tf.concat([[0], tf.cumsum(per_word)], 0)
+        ends = (end_index, end_unk, fused_away, run, run_count)
+        return self._with_bytes(
+            flat, chars, word, words, token, length, node, ends
+        )
+
+    def _with_bytes(self, flat, chars, word, words, token, length, node, ends):
+        """Byte fallback: a run of unknown tokens is the `<0xXX>` tokens of
+        its bytes, unless it is one vocabulary match of the unknown
+        piece's own text (HF looks the fused text up)."""
+        end_index, end_unk, fused_away, run, run_count = ends
+        count = tf.size(flat, out_type=tf.int64)
+        run_safe = tf.maximum(run, 0)
+        run_nodes = tf.math.unsorted_segment_sum(
+            tf.cast(tf.gather(node, end_index) & end_unk, tf.int64),
+            run_safe,
+            tf.maximum(run_count, 1),
+        )
+        run_tokens = tf.math.unsorted_segment_sum(
+            tf.cast(end_unk, tf.int64), run_safe, tf.maximum(run_count, 1)
+        )
+        as_bytes_run = (run_nodes > 0) | (run_tokens > 1)
+        end_bytes = end_unk & tf.gather(as_bytes_run, run_safe)
+        # Per character: bytes if it is inside a bytes token.
+        first = end_index - tf.gather(length, end_index) + 1
+        marks = tf.scatter_nd(
+            first[:, None], tf.cast(end_bytes, tf.int64), [count + 1]
+        ) - tf.scatter_nd(
+            (end_index + 1)[:, None], tf.cast(end_bytes, tf.int64), [count + 1]
+        )
+        in_bytes = tf.cumsum(marks)[:-1] > 0
+        kept_end = tf.scatter_nd(
+            end_index[:, None],
+            tf.cast(~fused_away & ~end_bytes, tf.int64),
+            [count],
+        )
+        size = utf8_lengths(flat)
+        outputs = tf.where(in_bytes, size, kept_end)
+        out_splits = tf.concat([[0], tf.cumsum(outputs)], 0)
+        owner = row_ids(out_splits)
+        offset = tf.range(out_splits[-1]) - tf.gather(out_splits, owner)
+        raw = tf.io.decode_raw(tf.strings.reduce_join(chars), tf.uint8)
+        raw = tf.cast(tf.concat([raw, [0]], 0), tf.int64)
+        byte_start = tf.cumsum(size, exclusive=True)
+        byte = tf.gather(raw, tf.gather(byte_start, owner) + offset)
+        values = tf.where(
+            tf.gather(in_bytes, owner),
+            tf.gather(self._byte_ids, byte),
+            tf.cast(tf.gather(token, owner), tf.int32),
+        )
+        per_word = tf.math.unsorted_segment_sum(outputs, word, words)
+        return values, tf.concat([[0], tf.cumsum(per_word)], 0)
+
+
+def _best_path(splits, back, count):
+    """bool `[count]`: the characters that end a piece of the best path,
+    walked back from the end of each word (`back[j]`: the length of the
+    last piece of the best path up to `j`)."""
+    last = splits[1:] - 1
+    alive = splits[1:] > splits[:-1]
+
+    def walk(current, alive, on_path):
+        at = tf.boolean_mask(current, alive)
+        on_path = tf.tensor_scatter_nd_update(
+            on_path, at[:, None], tf.ones_like(at, tf.bool)
+        )
+        nxt = current - tf.gather(back, tf.maximum(current, 0))
+        alive = alive & (nxt >= splits[:-1])
+        return tf.where(alive, nxt, current), alive, on_path
+
+    _, _, on_path = tf.while_loop(
+        lambda current, alive, on_path: tf.reduce_any(alive),
+        walk,
+        (last, alive, tf.zeros([count], tf.bool)),
+    )
+    return on_path

@@ -1,0 +1,180 @@
+"""Hugging Face normalizers in core TensorFlow ops.
+
+`Normalizer` compiles a `tokenizer.json` `normalizer` description into
+string ops that give HF's output byte for byte, with no
+`tensorflow_text` (so a SavedModel holding one needs nothing but
+TensorFlow). It is the one `type` dispatch of this stage; the parts:
+
+* `NFC`, `NFD`, `NFKC`, `NFKD` (`unicode`: HF's Unicode 9.0 tables);
+* `Lowercase` (`lowercase`: Rust's per-character lowercase);
+* `StripAccents` (`strip_accents`: HF's combining marks);
+* `Precompiled` (`precompiled`: a SentencePiece charsmap, walked per
+  grapheme cluster as HF does; clusters from `graphemes`);
+* `Replace`, `Prepend` and `Strip` (here);
+* `Sequence` of these, in order.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from tf_input.tokenizers._unicode import WHITE_SPACE
+from tf_input.tokenizers._unicode import CodePoints
+from tf_input.tokenizers.base import Untracked
+from tf_input.tokenizers.hf import regex
+from tf_input.tokenizers.hf.normalizers.lowercase import Lowercase
+from tf_input.tokenizers.hf.normalizers.precompiled import CharsmapError
+from tf_input.tokenizers.hf.normalizers.precompiled import Precompiled
+from tf_input.tokenizers.hf.normalizers.precompiled import decode_charsmap
+from tf_input.tokenizers.hf.normalizers.strip_accents import StripAccents
+from tf_input.tokenizers.hf.normalizers.unicode import FORMS
+from tf_input.tokenizers.hf.normalizers.unicode import UnicodeNormalization
+from tf_input.tokenizers.hf.normalizers.unicode import reference_normalize
+from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.hf.spec import check_flag
+from tf_input.tokenizers.hf.spec import flatten
+from tf_input.tokenizers.hf.spec import unsupported
+
+__all__ = ["Normalizer", "reference_normalize"]
+
+_SUPPORTED = (
+    "NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Precompiled, Replace, "
+    "Prepend, Strip and Sequence"
+)
+_UNSUPPORTED = {
+    "BertNormalizer": "it belongs to WordPiece tokenizers (BERT), which "
+    "load as `WordPieceTokenizer`",
+}
+
+
+class Normalizer(tf.Module):
+    """A compiled `normalizer` description (a dict, or None for none).
+
+    A `tf.Module`: the lookup tables it needs are created here (under
+    `tf.init_scope`) and saved with the layer that holds it.
+
+    Raises:
+        SpecError: for an unknown or unsupported type or a bad field,
+            naming it.
+    """
+
+    def __init__(self, spec, where="`normalizer`"):
+        super().__init__()
+        self.where = where
+        self._plain = Untracked()
+        self._plain.ops = []
+        self._tables = []  # what the ops hold, tracked for saving
+        with tf.init_scope():
+            for item in flatten(spec, "normalizer", where):
+                op = self._compile(item)
+                if op is not None:
+                    self._plain.ops.append(op)
+
+    def __bool__(self):
+        return bool(self._plain.ops)
+
+    def _compile(self, spec):
+        kind = spec["type"]
+        if kind in FORMS:
+            op = UnicodeNormalization(kind)
+            self._tables.append(op.pairs)
+            return op
+        if kind == "Lowercase":
+            op = Lowercase()
+            self._tables.append(op.table)
+            return op
+        if kind == "StripAccents":
+            return StripAccents()
+        if kind == "Precompiled":
+            return self._precompiled(spec)
+        if kind == "Prepend":
+            prefix = spec.get("prepend")
+            if not isinstance(prefix, str):
+                raise SpecError(
+                    f"{self.where}: Prepend needs a string 'prepend'. "
+                    f"Received: {prefix!r}."
+                )
+            return lambda texts: _prepend(texts, prefix)
+        if kind == "Strip":
+            left = check_flag(spec, "strip_left", True, self.where)
+            right = check_flag(spec, "strip_right", True, self.where)
+            return lambda texts: _strip(texts, left, right)
+        if kind == "Replace":
+            return self._replace(spec)
+        raise unsupported(
+            self.where, "normalizer", kind, _SUPPORTED, _UNSUPPORTED
+        )
+
+    def _precompiled(self, spec):
+        blob = decode_charsmap(spec, self.where)
+        if not blob:  # no rules
+            return None
+        try:
+            op = Precompiled(blob)
+        except CharsmapError as error:
+            raise CharsmapError(f"{self.where}: {error}") from None
+        self._tables.append(op)
+        return op
+
+    def _replace(self, spec):
+        pattern, content = spec.get("pattern"), spec.get("content")
+        if not isinstance(content, str):
+            raise SpecError(
+                f"{self.where}: Replace needs a string 'content'. "
+                f"Received: {content!r}."
+            )
+        if isinstance(pattern, dict) and set(pattern) == {"String"}:
+            text = pattern["String"]
+            if not isinstance(text, str):
+                raise SpecError(
+                    f"{self.where}: a Replace String pattern must be a "
+                    f"string. Received: {text!r}."
+                )
+            if not text:  # HF: an empty pattern matches nothing
+                return None
+            re2 = "".join(CodePoints.of(c).re2() for c in text)
+        elif isinstance(pattern, dict) and set(pattern) == {"Regex"}:
+            try:
+                tree = regex.parse(pattern["Regex"])
+                re2 = regex.to_re2(tree)
+            except SpecError as error:
+                raise SpecError(f"{self.where}: {error}") from None
+            if regex.nullable(tree):
+                raise SpecError(
+                    f"{self.where}: the Replace pattern "
+                    f"{pattern['Regex']!r} can match the empty string, "
+                    "which is not supported."
+                )
+        else:
+            raise SpecError(
+                f"{self.where}: a Replace 'pattern' must be "
+                '{"String": ...} or {"Regex": ...}. '
+                f"Received: {pattern!r}."
+            )
+        rewrite = content.replace("\\", "\\\\")
+        return lambda texts: tf.strings.regex_replace(texts, re2, rewrite)
+
+    def __call__(self, texts):
+        """`[M]` valid UTF-8 strings -> normalized `[M]` strings."""
+        for op in self._plain.ops:
+            texts = op(texts)
+        return texts
+
+
+def _prepend(texts, prefix):
+    # HF prepends to a non-empty string only.
+    return tf.where(
+        tf.strings.length(texts) > 0, tf.strings.join([prefix, texts]), texts
+    )
+
+
+_LEADING_SPACE = f"^{WHITE_SPACE.re2()}+"
+_TRAILING_SPACE = f"{WHITE_SPACE.re2()}+$"
+
+
+def _strip(texts, left, right):
+    if left:
+        texts = tf.strings.regex_replace(texts, _LEADING_SPACE, "")
+    if right:
+        texts = tf.strings.regex_replace(texts, _TRAILING_SPACE, "")
+    return texts

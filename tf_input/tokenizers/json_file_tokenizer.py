@@ -1,0 +1,226 @@
+"""The common part of the tokenizers built from one `tokenizer.json` text.
+
+`MetaspaceBytePairTokenizer` and `UnigramTokenizer` keep the file's text as
+their whole state. Their config names it by SHA-256 only; a `.keras` file
+stores the text as a Keras asset (`save_assets` / `load_assets`), so the
+config does not carry megabytes of JSON, and the digest catches an edited
+or corrupt asset. Subclasses implement `_build(data)` (the parsed file)
+and the graphs `_tokenize_graph` / `_detokenize_graph`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import tensorflow as tf
+
+from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.base import Untracked
+from tf_input.tokenizers.base import traced_graphs
+from tf_input.tokenizers.hf import added_tokens
+from tf_input.tokenizers.hf.processors import parse_templates
+from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.sentencepiece._recent import Recent
+
+_ASSET = "tokenizer.json"
+
+# The last JSON texts whose config was taken in this process, by SHA-256:
+# a `from_config` in the same process (a clone) needs no asset.
+_KNOWN = Recent()
+# In place of the text: `load_assets` (a `.keras` file) or `_from_file`
+# gives it after construction.
+_LATER = object()
+
+
+class JsonFileTokenizer(Tokenizer):
+    """A tokenizer whose state is one `tokenizer.json` text (see above)."""
+
+    def __init__(
+        self,
+        tokenizer_json,
+        *,
+        add_special_tokens=False,
+        roles=None,
+        split_special_tokens=False,
+        templates=None,
+        **kwargs,
+    ):
+        super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self._json_text = None
+        self._roles_arg = roles
+        self._templates_arg = templates
+        self._expected_sha256 = None
+        self.split_special_tokens = split_special_tokens
+        self._plain = Untracked()  # large Python data, out of tracking
+        if tokenizer_json is not _LATER:
+            self._setup(tokenizer_json)
+
+    @classmethod
+    def _from_file(cls, text, data, specials, **kwargs):
+        """The tokenizer of a file read and parsed by the caller.
+
+        `specials(token_ids)` gives `(roles, templates)` from the dict of
+        every token to its id, once the file's vocabulary is built.
+        """
+        layer = cls(_LATER, **kwargs)
+        layer._build_tokens(data)
+        layer._roles_arg, layer._templates_arg = specials(layer._plain.index)
+        layer._finish(text)
+        return layer
+
+    def _setup(self, text, data=None):
+        self._build_tokens(json.loads(text) if data is None else data)
+        self._finish(text)
+
+    def _build_tokens(self, data):
+        """`_build(data)`, then the token list and index it made."""
+        tokens, index, added = self._build(data)
+        self._plain.tokens = tokens
+        self._plain.index = index
+        # What `detokenize(..., skip_special_tokens=True)` leaves out.
+        self._plain.skipped = [t["id"] for t in added if t["special"]]
+
+    def _build(self, data):
+        """Checks and compiles the parsed file; returns `(tokens, index,
+        added)`: the token of each id, the id of each token, the checked
+        added tokens."""
+        raise NotImplementedError
+
+    def _finish(self, text):
+        self._json_text = text
+        index = self._plain.index
+        self._roles = {}
+        for role, token in (self._roles_arg or {}).items():
+            if token not in index:
+                raise SpecError(
+                    f"`roles`: the {role} token {token!r} is not a token of "
+                    "this tokenizer."
+                )
+            self._roles[role] = index[token]
+        if self._templates_arg is not None:
+            parsed, self._start_ids, self._end_ids = parse_templates(
+                self._templates_arg, len(self._plain.tokens)
+            )
+            self._templates = parsed
+        self._graphs = traced_graphs(
+            self._tokenize_graph, self._detokenize_graph
+        )
+
+    # --- Saving ---------------------------------------------------------------
+    def get_config(self):
+        self._check()
+        digest = _KNOWN.remember(self._json_text.encode(), self._json_text)
+        return {
+            **super().get_config(),
+            "tokenizer_json": None,
+            "tokenizer_json_sha256": digest,
+            "roles": self._roles_arg,
+            "split_special_tokens": self.split_special_tokens,
+            "templates": self._templates_arg,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        digest = config.pop("tokenizer_json_sha256", None)
+        if not isinstance(config.get("tokenizer_json"), str):
+            config["tokenizer_json"] = _KNOWN.get(digest, _LATER)
+        layer = cls(**config)
+        layer._expected_sha256 = digest
+        return layer
+
+    def save_assets(self, dir_path):
+        self._check()
+        with open(os.path.join(dir_path, _ASSET), "w", encoding="utf-8") as f:
+            f.write(self._json_text)
+
+    def load_assets(self, dir_path):
+        # Keras gives None when the file holds no assets for this layer.
+        path = None if dir_path is None else os.path.join(dir_path, _ASSET)
+        if path is None or not os.path.isfile(path):
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: the saved file has no "
+                f"{_ASSET} asset for it (the `.keras` file is incomplete or "
+                "was edited). Save the model again."
+            )
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        if self._expected_sha256 not in (None, digest):
+            raise ValueError(
+                f"{type(self).__name__}: the asset {path!r} has SHA-256 "
+                f"{digest}, but the config names {self._expected_sha256}: "
+                "the saved file is corrupt or was edited."
+            )
+        if self._json_text is None:
+            self._setup(text)
+
+    def _check(self):
+        if self._json_text is None:
+            raise ValueError(
+                f"This {type(self).__name__} has no tokenizer.json yet (made "
+                "by `from_config` from a config that names it by digest "
+                "only): load the `.keras` file with "
+                "`keras.saving.load_model`."
+            )
+
+    # --- Graphs ---------------------------------------------------------------
+    def _tokenize_batch(self, texts):
+        self._check()
+        return self._graphs.tokenize(texts)
+
+    def _detokenize_batch(self, ids):
+        self._check()
+        ids = tf.cast(ids.with_row_splits_dtype(tf.int64), tf.int32)
+        return self._graphs.detokenize(ids)
+
+    # --- Python-side API ------------------------------------------------------
+    def get_vocabulary(self):
+        self._check()
+        return list(self._plain.tokens)
+
+    def _index(self):
+        self._check()
+        return self._plain.index
+
+    @property
+    def special_tokens(self):
+        self._check()
+        return dict(self._roles)
+
+    def _special_ids(self):
+        return self._plain.skipped
+
+    @property
+    def uses_core_ops_only(self):
+        return True
+
+
+def added_token_entries(data, model):
+    """The checked `added_tokens` of a parsed `tokenizer.json` (`model`
+    names the model type for the message: none may be `normalized`)."""
+    added = added_tokens.check_added_tokens(
+        data.get("added_tokens") or [], "`added_tokens`"
+    )
+    if any(t["normalized"] for t in added):
+        raise SpecError(
+            f"added tokens with normalized=True are not supported for a {model}"
+        )
+    return added
+
+
+def token_table(vocabulary, added):
+    """`(tokens, index)`: the token of each id and the id of each token,
+    from `(token, id)` pairs and the added tokens (which win; a token
+    listed twice has its last id, as in HF)."""
+    size = max([i for _, i in vocabulary] + [t["id"] for t in added]) + 1
+    tokens, index = [""] * size, {}
+    for token, i in vocabulary:
+        tokens[i] = token
+        index[token] = i
+    for t in added:
+        tokens[t["id"]] = t["content"]
+        index[t["content"]] = t["id"]
+    return tokens, index

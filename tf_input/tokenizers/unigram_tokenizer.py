@@ -1,0 +1,279 @@
+"""A Hugging Face `Unigram` `tokenizer.json` (ALBERT, T5, XLM-R style).
+
+`UnigramTokenizer` gives HF `tokenizers`' ids with core TensorFlow ops
+only. It follows HF's pipeline, which differs from `sentencepiece` (whose
+`.model` files `SentencePieceTokenizer` reads) in three ways that change
+ids:
+
+* **Precompiled** (the charsmap normalizer) looks up a whole grapheme
+  cluster of fewer than 6 bytes first, where sentencepiece takes the
+  longest key at each byte (`hf.normalizers.precompiled`).
+* **The Viterbi search** adds f64 scores (sentencepiece: f32), keeps the
+  first best candidate for a position (the one that starts earliest) and
+  runs on each word of the `Metaspace` pre-tokenizer (split at "▁");
+  unknown characters fuse into one unknown token, or with `byte_fallback`
+  become the `<0xXX>` tokens of their bytes (`engines.viterbi`).
+* **The Metaspace decoder** drops every "▁" of the first token (not just
+  a leading space) (`hf.pre_tokenizers.metaspace`).
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from tf_input.tokenizers import _unicode
+from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers._utf8 import to_valid_utf8
+from tf_input.tokenizers.engines.viterbi import Viterbi
+from tf_input.tokenizers.hf import added_tokens
+from tf_input.tokenizers.hf import decoders
+from tf_input.tokenizers.hf import pre_tokenizers
+from tf_input.tokenizers.hf.normalizers import Normalizer
+from tf_input.tokenizers.hf.pre_tokenizers import SPACE
+from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.hf.spec import excerpt
+from tf_input.tokenizers.hf.spec import require
+from tf_input.tokenizers.json_file_tokenizer import JsonFileTokenizer
+from tf_input.tokenizers.json_file_tokenizer import added_token_entries
+from tf_input.tokenizers.json_file_tokenizer import token_table
+
+_SEP = b"\xfe"  # a word break: never in valid UTF-8
+_WHITE_SPACE = _unicode.WHITE_SPACE.re2()
+
+
+def check_vocabulary(model):
+    """The `[piece, score]` list of a Unigram `model` section, checked."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, list) or not vocab:
+        raise SpecError("a Unigram 'vocab' must be a non-empty list")
+    for n, item in enumerate(vocab):
+        if (
+            not isinstance(item, (list, tuple))
+            or len(item) != 2
+            or not isinstance(item[0], str)
+            or isinstance(item[1], bool)
+            or not isinstance(item[1], (int, float))
+        ):
+            raise SpecError(
+                f"Unigram vocab entry {n} must be [piece, score]. Received: "
+                f"{excerpt(item, 80)}"
+            )
+    unk = model.get("unk_id")
+    if unk is None or isinstance(unk, bool) or not isinstance(unk, int):
+        raise SpecError(
+            "a Unigram model without an integer unk_id is not supported "
+            f"(HF fails on unknown characters then). Received: unk_id={unk!r}"
+        )
+    if not 0 <= unk < len(vocab):
+        raise SpecError(
+            f"unk_id={unk} is outside the vocabulary of {len(vocab)} pieces"
+        )
+    if model.get("byte_fallback"):
+        pieces = {piece for piece, _ in vocab}
+        missing = [b for b in range(256) if f"<0x{b:02X}>" not in pieces]
+        if missing:
+            raise SpecError(
+                "byte_fallback with some of the 256 tokens <0x00>..<0xFF> "
+                f"missing (e.g. <0x{missing[0]:02X}>) is not supported"
+            )
+    return [(piece, float(score)) for piece, score in vocab]
+
+
+def pre_tokenization(spec):
+    """`(whitespace_split, metaspace)` of a `pre_tokenizer`: a Metaspace,
+    alone or after a WhitespaceSplit (older T5 files), or a
+    WhitespaceSplit alone, or none; a `SpecError` for anything else."""
+    try:
+        parts = pre_tokenizers.parse(spec, "`pre_tokenizer`")
+    except SpecError:
+        parts = [None]
+    whitespace = bool(parts) and isinstance(
+        parts[0], pre_tokenizers.WhitespaceSplit
+    )
+    rest = parts[1:] if whitespace else parts
+    if not rest:
+        return whitespace, None
+    if len(rest) == 1 and isinstance(rest[0], pre_tokenizers.Metaspace):
+        if not (whitespace and rest[0].prepend_scheme == "first"):
+            return whitespace, rest[0]
+    raise SpecError(
+        f"the pre_tokenizer {excerpt(spec)} is not supported for a Unigram "
+        "model (only Metaspace('▁'), alone or after a WhitespaceSplit with "
+        "a prepend scheme other than 'first')"
+    )
+
+
+def _decoder(spec):
+    """The file's Metaspace decoder, or None for no decoder."""
+    parts = decoders.parse(spec)
+    if not parts:
+        return None
+    if len(parts) == 1 and isinstance(parts[0], decoders.Metaspace):
+        return parts[0]
+    raise SpecError(
+        f"the decoder {excerpt(spec)} is not supported for a Unigram model "
+        "(only Metaspace('▁') with prepend_scheme always, first or never, "
+        "or none)"
+    )
+
+
+@keras.saving.register_keras_serializable(package="tf_input")
+class UnigramTokenizer(JsonFileTokenizer):
+    """A Hugging Face `Unigram` `tokenizer.json`, id for id as HF.
+
+    Built by `tf_input.load_tokenizer` for a `tokenizer.json` whose model
+    is `Unigram` (the files transformers writes for ALBERT, T5, XLM-R,
+    mBART...): its normalizers (`Precompiled`, `NFKD`, `StripAccents`,
+    `Lowercase`, `Replace`, `Strip`... in a `Sequence`), its `Metaspace`
+    pre-tokenizer (any prepend scheme, split or not), `byte_fallback`, the
+    added tokens and the post-processor's template. Core TensorFlow ops
+    only: a SavedModel holding it loads with a plain `import tensorflow`.
+    `detokenize` is HF's `decode(ids)` with the `Metaspace` decoder. In a
+    `.keras` file the `tokenizer.json` is an asset.
+
+    Args:
+        tokenizer_json: str, the text of the `tokenizer.json`.
+        add_special_tokens: bool. Add the post-processor's tokens (ALBERT:
+            `[CLS]` ... `[SEP]`; T5: `</s>` after). Defaults to `False`.
+        roles: None or a dict from role (`"unk"`, `"pad"`...) to token.
+        split_special_tokens: bool. Special added tokens are plain text.
+        templates: None or `{"single": [...], "pair": [...]}`, the
+            post-processor's templates (see `BytePairTokenizer`).
+        **kwargs: base `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: a string scalar or a `[N]` string batch.
+
+    Returns:
+        int32 ids: `[S]` for a scalar, `tf.RaggedTensor` `[N, None]` for a
+        batch.
+    """
+
+    def _build(self, data):
+        model = require(data, "model", "tokenizer.json")
+        vocab = check_vocabulary(model)
+        self._whitespace_split, self._metaspace = pre_tokenization(
+            data.get("pre_tokenizer")
+        )
+        decoder = _decoder(data.get("decoder"))
+        added = added_token_entries(data, "Unigram model")
+        tokens, index = token_table(
+            [(piece, i) for i, (piece, _) in enumerate(vocab)], added
+        )
+        with tf.init_scope():
+            self._normalizer = Normalizer(data.get("normalizer"))
+            self._added = added_tokens.Extractor(
+                added, self.split_special_tokens, "`added_tokens`"
+            )
+            self._placeholder_ids = lookup_table(
+                [added_tokens.placeholder(t["id"]) for t in added],
+                [t["id"] for t in added],
+                -1,
+                key_dtype=tf.string,
+                value_dtype=tf.int32,
+            )
+            self._unigram = Viterbi(
+                vocab, model["unk_id"], bool(model.get("byte_fallback"))
+            )
+            if decoder is None:  # HF joins the tokens with spaces
+                self._decoder = None
+                self._plain_tokens = tf.constant(tokens)
+            else:
+                self._decoder = decoder.decoder(tokens)
+        return tokens, index, added
+
+    # --- Graph code ---------------------------------------------------------
+    def _tokenize_graph(self, texts):
+        texts = to_valid_utf8(texts)
+        segments, per_line = self._added(texts)
+        is_token = added_tokens.is_placeholder(segments)
+        if self._normalizer:
+            segments = tf.where(is_token, segments, self._normalizer(segments))
+        words, word_splits_of_segments, per_line = self._words(
+            segments, is_token, per_line
+        )
+        ids, id_splits = self._ids(words)
+        # Rows: ids -> words -> segments -> lines.
+        line_splits = tf.gather(
+            id_splits, tf.gather(word_splits_of_segments, per_line)
+        )
+        return tf.RaggedTensor.from_row_splits(ids, line_splits, validate=False)
+
+    def _words(self, segments, is_token, per_line):
+        """`(words, splits of the words of each segment, per_line)`: the
+        pre-tokenizer on the segments (added tokens stay one word)."""
+        if self._whitespace_split:
+            # HF's WhitespaceSplit: text segments split at (and lose) runs
+            # of White_Space; each piece is a segment from here on.
+            marked = tf.where(
+                is_token,
+                segments,
+                tf.strings.regex_replace(segments, f"{_WHITE_SPACE}+", _SEP),
+            )
+            segments, piece_splits = _split_marked(marked)
+            per_line = tf.gather(piece_splits, per_line)
+            is_token = added_tokens.is_placeholder(segments)
+        split = True
+        if self._metaspace is not None:
+            split = self._metaspace.split
+            segments = self._metaspace.apply(segments, is_token, per_line)
+        # Words: a text segment splits before each "▁" (HF's
+        # MergedWithNext); empty words go.
+        marked = segments
+        if split:
+            marked = tf.where(
+                is_token,
+                segments,
+                tf.strings.regex_replace(
+                    segments, SPACE, _SEP + SPACE.encode()
+                ),
+            )
+        words, word_splits = _split_marked(marked)
+        return words, word_splits, per_line
+
+    def _ids(self, words):
+        """`(ids, splits of the ids of each word)`: the Viterbi on the
+        words, the added tokens' ids stitched back between them."""
+        token_id = self._placeholder_ids.lookup(words)
+        plain = tf.where(token_id < 0)[:, 0]
+        values, word_splits = self._unigram(tf.gather(words, plain))
+        lengths = word_splits[1:] - word_splits[:-1]
+        counts = tf.tensor_scatter_nd_update(
+            tf.ones_like(token_id, tf.int64), plain[:, None], lengths
+        )
+        starts = tf.cumsum(counts, exclusive=True)
+        out = tf.scatter_nd(
+            tf.gather(starts, tf.where(token_id >= 0)[:, 0])[:, None],
+            tf.boolean_mask(token_id, token_id >= 0),
+            [tf.reduce_sum(counts)],
+        )
+        flat_positions = tf.repeat(tf.gather(starts, plain), lengths) + (
+            tf.range(tf.size(values, out_type=tf.int64))
+            - tf.repeat(word_splits[:-1], lengths)
+        )
+        out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
+        return out, tf.concat([[0], tf.cumsum(counts)], 0)
+
+    def _detokenize_graph(self, ids):
+        """HF's decode: the Metaspace decoder, or without one the tokens
+        joined by spaces."""
+        if self._decoder is None:
+            texts = tf.gather(self._plain_tokens, ids.values)
+            return tf.strings.reduce_join(
+                ids.with_flat_values(texts), 1, separator=" "
+            )
+        return self._decoder(ids)
+
+
+def _split_marked(marked):
+    """`[S]` strings with `_SEP` between parts -> (the non-empty parts,
+    `[S + 1]` row splits of the parts of each string)."""
+    where, parts, _ = tf.raw_ops.StringSplitV2(input=marked, sep=_SEP)
+    owner = where[:, 0]
+    keep = tf.where(tf.strings.length(parts) > 0)[:, 0]
+    owner = tf.gather(owner, keep)
+    counts = tf.math.unsorted_segment_sum(
+        tf.ones_like(owner), owner, tf.size(marked, out_type=tf.int64)
+    )
+    return tf.gather(parts, keep), tf.concat([[0], tf.cumsum(counts)], 0)
