@@ -671,9 +671,17 @@ def shared_lines(corpus, count=300):
 
 
 @requires_shared_data
-@pytest.mark.parametrize("tokenizer_name", ["qwen3", "bert"])
 @pytest.mark.parametrize(
-    "corpus", ["tinyshakespeare.txt", "wikitext-2-raw-test.txt"]
+    "corpus, tokenizer_name",
+    [
+        ("tinyshakespeare.txt", "qwen3"),
+        ("wikitext-2-raw-test.txt", "bert"),
+        # The two other pairs with the slow tests.
+        pytest.param("tinyshakespeare.txt", "bert", marks=pytest.mark.slow),
+        pytest.param(
+            "wikitext-2-raw-test.txt", "qwen3", marks=pytest.mark.slow
+        ),
+    ],
 )
 def test_picture_equals_pipeline_stats_on_shared_corpora(
     corpus, tokenizer_name, shared_tokenizers
