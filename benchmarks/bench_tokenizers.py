@@ -334,7 +334,7 @@ def families(selected):
 def tiktoken_from_json(path, pattern_name):
     """A tiktoken Encoding with a tokenizer.json's vocabulary as ranks and
     the matching tiktoken pattern (Qwen's regex as it is)."""
-    from tf_input.tokenizers.byte_pair import _token_bytes
+    from tf_input.tokenizers._byte_level import token_to_bytes as _token_bytes
     from tf_input.tokenizers.loading import PATTERNS
 
     data = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))

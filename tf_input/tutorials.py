@@ -231,7 +231,7 @@ def arithmetic_tokens(question=ARITHMETIC_QUESTION):
     >>> tutorials.arithmetic_tokens()
     ['BOS', 'NEGATIVE', '3', '0', 'subtract', 'NEGATIVE', '3', '4', 'EOS']
     """
-    from tf_input.tokenizers.vocabulary import VocabularyTokenizer
+    from tf_input.tokenizers.vocabulary_tokenizer import VocabularyTokenizer
 
     # The words of the task; numbers are not in the vocabulary, so they
     # fall back to their digits.
@@ -294,7 +294,7 @@ def collate_batches(pairs=TRANSLATION_PAIRS, batch_size=2):
     [[1, 4, 5, 6, 7, 8, 9, 2], [1, 10, 11, 11, 12, 13, 14, 2]]
     """
     from tf_input.data import make_dataset
-    from tf_input.tokenizers.vocabulary import VocabularyTokenizer
+    from tf_input.tokenizers.vocabulary_tokenizer import VocabularyTokenizer
 
     pairs = list(pairs)
     source = VocabularyTokenizer(split="whitespace")

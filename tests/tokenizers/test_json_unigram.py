@@ -437,7 +437,7 @@ def test_a_process_keeps_only_the_last_few_json_texts(folder):
     # tokenizers must not hold all their files. A config whose text was
     # dropped makes a layer that asks for its asset, not a wrong one.
     from tf_input.tokenizers import json_file_tokenizer
-    from tf_input.tokenizers.sentencepiece._recent import KEPT
+    from tf_input.tokenizers._assets import KEPT
 
     _, _, tokenizer = _pair(folder, "botchan", "bytes")
     text = tf.constant(["A bytes ☃ fallback test"])

@@ -2,8 +2,8 @@
 
 import hashlib
 
-from tf_input.tokenizers.sentencepiece._recent import KEPT
-from tf_input.tokenizers.sentencepiece._recent import Recent
+from tf_input.tokenizers._assets import KEPT
+from tf_input.tokenizers._assets import Recent
 
 
 def test_keeps_the_last_files_by_digest():

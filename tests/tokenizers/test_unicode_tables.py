@@ -20,13 +20,13 @@ from tokenizers import pre_tokenizers
 
 from tests.shared_data import data_path
 from tests.tokenizers import unicode_reference
-from tf_input.tokenizers import _regex
 from tf_input.tokenizers import _unicode
 from tf_input.tokenizers import _unicode_tables
-from tf_input.tokenizers._normalizers import Normalizer
-from tf_input.tokenizers._normalizers import reference_normalize
-from tf_input.tokenizers._pretokenizers import PreTokenizer
 from tf_input.tokenizers._unicode import CodePoints
+from tf_input.tokenizers.hf import regex as _regex
+from tf_input.tokenizers.hf.normalizers import Normalizer
+from tf_input.tokenizers.hf.normalizers import reference_normalize
+from tf_input.tokenizers.hf.pre_tokenizers import PreTokenizer
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 

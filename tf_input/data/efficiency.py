@@ -240,7 +240,7 @@ def probe_examples(lengths):
     Returns:
         `(texts, tokenizer)`.
     """
-    from tf_input.tokenizers.vocabulary import VocabularyTokenizer
+    from tf_input.tokenizers.vocabulary_tokenizer import VocabularyTokenizer
 
     lengths = check_lengths(lengths)
     tokenizer = VocabularyTokenizer(

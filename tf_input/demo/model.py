@@ -180,7 +180,7 @@ def permutation_check(
     import keras
 
     from tf_input.block import InputBlock
-    from tf_input.tokenizers.vocabulary import VocabularyTokenizer
+    from tf_input.tokenizers.vocabulary_tokenizer import VocabularyTokenizer
 
     words, other = sentence.split(), reordered.split()
     if sorted(words) != sorted(other) or len(set(words)) != len(words):

@@ -47,7 +47,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tf_input.tokenizers import _added_tokens
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers._byte_level import ALPHABET
@@ -61,14 +60,15 @@ from tf_input.tokenizers._byte_pair_arguments import read_asset
 from tf_input.tokenizers._byte_pair_arguments import renamed_special_tokens
 from tf_input.tokenizers._byte_pair_arguments import role_ids
 from tf_input.tokenizers._byte_pair_arguments import token_tables
-from tf_input.tokenizers._normalizers import Normalizer
-from tf_input.tokenizers._pretokenizers import PreTokenizer
-from tf_input.tokenizers._templates import parse_templates
 from tf_input.tokenizers._utf8 import to_valid_utf8
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.base import Untracked
 from tf_input.tokenizers.base import traced_graphs
 from tf_input.tokenizers.engines.byte_level_bpe import ByteLevelBPE
+from tf_input.tokenizers.hf import added_tokens as _added_tokens
+from tf_input.tokenizers.hf.normalizers import Normalizer
+from tf_input.tokenizers.hf.pre_tokenizers import PreTokenizer
+from tf_input.tokenizers.hf.processors import parse_templates
 
 
 @keras.saving.register_keras_serializable(package="tf_input")

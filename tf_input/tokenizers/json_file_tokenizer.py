@@ -16,13 +16,13 @@ import os
 
 import tensorflow as tf
 
+from tf_input.tokenizers._assets import Recent
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.base import Untracked
 from tf_input.tokenizers.base import traced_graphs
 from tf_input.tokenizers.hf import added_tokens
 from tf_input.tokenizers.hf.processors import parse_templates
 from tf_input.tokenizers.hf.spec import SpecError
-from tf_input.tokenizers.sentencepiece._recent import Recent
 
 _ASSET = "tokenizer.json"
 

@@ -17,11 +17,11 @@ from tf_input._validation import check_positive_int
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers._assets import json_asset
-from tf_input.tokenizers._templates import parse_templates
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.engines.bert_tables import SPECIAL_TOKENS
 from tf_input.tokenizers.engines.bert_tables import TRAILING_WHITESPACE
 from tf_input.tokenizers.engines.wordpiece import BertWordPiece
+from tf_input.tokenizers.hf.processors import parse_templates
 
 
 def _read_vocabulary_file(path):

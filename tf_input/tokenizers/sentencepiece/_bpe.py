@@ -4,8 +4,7 @@ SentencePiece BPE merges characters, not bytes (`engines/char_bpe.py`
 runs it). `model_merges` turns a `.model`'s pieces and scores into that
 engine's merges and ranks; `BpeGraph` runs it in core ops, and
 `LibraryBpe` runs the models it does not cover (`library_reason`) on TF
-Text's op. (`CharBPE`, `replace_invalid_bytes` and `_VALID_UTF8` are
-re-exported here for the modules that import them from this path.)
+Text's op.
 
 A character that is no piece of its own has the id `num_pieces + code
 point` in the engine; a merge is every split of a normal piece into two
@@ -18,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from tf_input.tokenizers import _added_tokens
-from tf_input.tokenizers._utf8 import VALID_UTF8 as _VALID_UTF8  # noqa: F401
 from tf_input.tokenizers._utf8 import replace_invalid_bytes
 from tf_input.tokenizers.engines.char_bpe import CharBPE
+from tf_input.tokenizers.hf import added_tokens as _added_tokens
 from tf_input.tokenizers.sentencepiece._normalizer import whitespace_rules
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
