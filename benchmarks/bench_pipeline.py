@@ -61,7 +61,7 @@ import tensorflow as tf  # noqa: E402
 
 import tf_input  # noqa: E402
 from tf_input import data as tfd  # noqa: E402
-from tf_input.data.efficiency import choose_boundaries  # noqa: E402
+from tf_input.data.bucketing import choose_boundaries  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = pathlib.Path(

@@ -17,7 +17,7 @@ from tf_input.data import SkippedExamplesWarning
 from tf_input.data import make_dataset
 from tf_input.data import segment_attention_mask
 from tf_input.data import stats
-from tf_input.data.efficiency import choose_boundaries
+from tf_input.data.bucketing import choose_boundaries
 from tf_input.data.packing import _cumulative_max
 from tf_input.data.packing import pack_rows
 

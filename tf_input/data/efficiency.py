@@ -1,8 +1,6 @@
-"""Bucket boundaries, and the padding efficiency of each batching mode.
+"""The padding efficiency of each batching mode.
 
 * `BATCHINGS`: the batching modes of `make_dataset`.
-* `choose_boundaries`: the boundaries that minimise padding on a sample of
-  row lengths (exact dynamic programme), as `make_dataset` picks them;
 * `quantile_boundaries`: boundaries at the length quantiles;
 * `compare_batchings`: `make_dataset` + `stats` run in every batching mode
   on the same examples: the padding each mode really costs;
@@ -25,56 +23,6 @@ from tf_input._validation import check_integer_array
 from tf_input._validation import check_positive_int
 from tf_input._validation import describe
 from tf_input.data.arguments import BATCHINGS
-
-
-def choose_boundaries(lengths, num_buckets: int, max_length: int) -> list[int]:
-    """Bucket boundaries that minimise padding on a sample of row lengths.
-
-    An exact dynamic programme over the distinct lengths of the sample: the
-    sum over rows of (boundary of its bucket), with at most `num_buckets`
-    boundaries. The last boundary is always `max_length`, so every row
-    (truncated to `max_length`) has a bucket: if the sample's longest row
-    is shorter, one bucket is kept for rows longer than any in the sample.
-
-    Args:
-        lengths: 1-D array of row lengths (specials included).
-        num_buckets: int >= 1.
-        max_length: int, the truncation length.
-
-    Returns:
-        A sorted list of at most `num_buckets` ints, the last `max_length`.
-    """
-    lengths = np.minimum(np.asarray(lengths, np.int64), max_length)
-    lengths = lengths[lengths > 0]
-    if lengths.size == 0 or num_buckets == 1:
-        return [int(max_length)]
-    values, counts = np.unique(lengths, return_counts=True)
-    reserve = 0 if values[-1] == max_length else 1
-    k = max(1, min(num_buckets - reserve, values.size))
-    # cost[b]: least padded size of the rows <= values[b] in j+1 buckets,
-    # the last one ending at values[b]; cumulative[b] counts those rows.
-    cumulative = np.cumsum(counts).astype(np.float64)
-    cost = values * cumulative
-    choices = []
-    upper = np.triu(np.ones((values.size, values.size), bool), k=1)
-    for _ in range(1, k):
-        # candidate[a, b]: buckets up to values[a], then one (a, b].
-        candidate = cost[:, None] + values[None, :] * (
-            cumulative[None, :] - cumulative[:, None]
-        )
-        candidate = np.where(upper, candidate, np.inf)
-        best = np.argmin(candidate, axis=0)
-        choices.append(best)
-        cost = candidate[best, np.arange(values.size)]
-    boundaries = [int(values[-1])]
-    b = values.size - 1
-    for best in reversed(choices):
-        b = int(best[b])
-        boundaries.append(int(values[b]))
-    boundaries = sorted(boundaries)
-    if boundaries[-1] != max_length:
-        boundaries.append(int(max_length))
-    return boundaries
 
 
 def check_lengths(lengths) -> np.ndarray:

@@ -1,25 +1,24 @@
-"""Vectorised row regrouping, sequence packing and bucket boundaries.
+"""`"pack"` batching: whole examples packed into rows of `max_length`.
 
-Everything here works on whole chunks of rows (`tf.RaggedTensor` `[N, None]`)
-at once: no per-line `tf.data` step, no `unbatch` of single rows.
+* `pack_rows`: a chunk's examples into rows, close to first-fit
+  decreasing, in rounds of a `tf.while_loop` (not one step per example);
+* `segment_attention_mask`: the block-diagonal attention mask that keeps
+  a packed row's examples apart.
+
+Everything here works on whole chunks of rows (`tf.RaggedTensor`
+`[N, None]`) at once: no per-line `tf.data` step.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import keras
 import tensorflow as tf
 from keras import ops
 
-from tf_input._ragged import marks
 from tf_input._ragged import row_ids
-
-
-def plain(function):
-    """`function` for `tf.data`, without AutoGraph: faster to trace, and
-    the graph functions here have no Python control flow on tensors."""
-    return tf.autograph.experimental.do_not_convert(function)
 
 
 def segment_attention_mask(example_ids=None, causal=False, *, segment_ids=None):
@@ -122,7 +121,7 @@ def _cumulative_max(values):
     return tf.cast(tf.floor(running + 0.25), tf.int32)
 
 
-def _argsort(values, descending=False):
+def argsort(values, descending=False):
     """`tf.argsort(values, direction, stable=True)` of 1-D ints, computed
     as it does (`top_k` of the values, or of their bitwise inverse
     `-values - 1` for ascending order), in 2-3 graph nodes instead of its
@@ -142,6 +141,65 @@ def _lower_bound(sorted_values, values):
         out_type=tf.int32,
     )
     return tf.reshape(found, [-1])
+
+
+def _pack_round(sizes, length, free, row, gaps, num_rows):
+    """One round of `pack_rows`: every open row, largest room first,
+    takes the largest free piece that fits it (two rows never take the same
+    piece); if no piece fits any row, new rows open. Both are in one graph,
+    without a `tf.cond`, which would cost a function call per round and
+    more nodes for tf.data to set up on every new iterator."""
+    free_at = tf.cast(tf.reshape(tf.where(free), [-1]), tf.int32)
+    free_sizes = tf.gather(sizes, free_at)
+    free_count = tf.size(free_at)
+    room = gaps[:num_rows]
+    by_room = argsort(room, descending=True)
+    # want[r]: the first (largest) free piece that fits row r. Rows
+    # with less room want later pieces; a row whose wish is taken by an
+    # earlier row takes the next piece: r + cummax(want - r).
+    want = _lower_bound(-free_sizes, -tf.gather(room, by_room))
+    rank = tf.range(num_rows)
+    take = rank + _cumulative_max(want - rank)
+    # `take` increases, so the rows whose piece exists are a prefix.
+    placed = tf.reduce_sum(tf.cast(take < free_count, tf.int32))
+    take = take[:placed]
+    filled = by_room[:placed]
+    # New rows, used only when nothing was placed: as many as the free
+    # tokens need. The free pieces laid end to end over them: piece i
+    # goes to the row its first token falls in, unless it would cross
+    # that row's end. (A new row left empty by two such pieces takes
+    # one of them next round: rows with the most room choose first.)
+    end = tf.cumsum(free_sizes)
+    start = end - free_sizes
+    needed = (end[-1] + length - 1) // length
+    first_open = tf.equal(num_rows, 0)
+    free_rank = tf.range(free_count)
+    new_row = tf.where(first_open, free_rank, start // length)
+    opens = tf.logical_and(
+        tf.equal(placed, 0),
+        tf.where(
+            first_open,
+            free_rank < needed,  # the largest piece each
+            tf.equal((end - 1) // length, new_row),
+        ),
+    )
+    opened = tf.cast(tf.reshape(tf.where(opens), [-1]), tf.int32)
+    new = tf.where(tf.equal(placed, 0), needed, 0)
+    at = tf.concat([tf.gather(free_at, take), tf.gather(free_at, opened)], 0)[
+        :, None
+    ]
+    rows = tf.concat([filled, num_rows + tf.gather(new_row, opened)], 0)
+    free = tf.tensor_scatter_nd_update(free, at, tf.zeros_like(rows, tf.bool))
+    row = tf.tensor_scatter_nd_update(row, at, rows)
+    gaps = tf.tensor_scatter_nd_sub(
+        gaps,
+        rows[:, None],
+        tf.concat(
+            [tf.gather(free_sizes, take), tf.gather(free_sizes, opened)],
+            0,
+        ),
+    )
+    return free, row, gaps, num_rows + new
 
 
 def pack_rows(ids, length):
@@ -191,79 +249,16 @@ def pack_rows(ids, length):
         length, tf.gather(lengths, piece_example) - piece_index * length
     )
     # Sorted by length, descending; the loop works on this order.
-    order = _argsort(piece_length, descending=True)
+    order = argsort(piece_length, descending=True)
     sizes = tf.gather(piece_length, order)
     count = tf.size(sizes)
     index = tf.range(count)
 
-    def step(free, row, gaps, num_rows):
-        """One round: every open row, largest room first, takes the largest
-        free piece that fits it (two rows never take the same piece); if no
-        piece fits any row, new rows open. Both are in one graph, without a
-        `tf.cond`, which would cost a function call per round and more
-        nodes for tf.data to set up on every new iterator."""
-        free_at = tf.cast(tf.reshape(tf.where(free), [-1]), tf.int32)
-        free_sizes = tf.gather(sizes, free_at)
-        free_count = tf.size(free_at)
-        room = gaps[:num_rows]
-        by_room = _argsort(room, descending=True)
-        # want[r]: the first (largest) free piece that fits row r. Rows
-        # with less room want later pieces; a row whose wish is taken by an
-        # earlier row takes the next piece: r + cummax(want - r).
-        want = _lower_bound(-free_sizes, -tf.gather(room, by_room))
-        rank = tf.range(num_rows)
-        take = rank + _cumulative_max(want - rank)
-        # `take` increases, so the rows whose piece exists are a prefix.
-        placed = tf.reduce_sum(tf.cast(take < free_count, tf.int32))
-        take = take[:placed]
-        filled = by_room[:placed]
-        # New rows, used only when nothing was placed: as many as the free
-        # tokens need. The free pieces laid end to end over them: piece i
-        # goes to the row its first token falls in, unless it would cross
-        # that row's end. (A new row left empty by two such pieces takes
-        # one of them next round: rows with the most room choose first.)
-        end = tf.cumsum(free_sizes)
-        start = end - free_sizes
-        needed = (end[-1] + length - 1) // length
-        first_open = tf.equal(num_rows, 0)
-        free_rank = tf.range(free_count)
-        new_row = tf.where(first_open, free_rank, start // length)
-        opens = tf.logical_and(
-            tf.equal(placed, 0),
-            tf.where(
-                first_open,
-                free_rank < needed,  # the largest piece each
-                tf.equal((end - 1) // length, new_row),
-            ),
-        )
-        opened = tf.cast(tf.reshape(tf.where(opens), [-1]), tf.int32)
-        new = tf.where(tf.equal(placed, 0), needed, 0)
-        at = tf.concat(
-            [tf.gather(free_at, take), tf.gather(free_at, opened)], 0
-        )[:, None]
-        rows = tf.concat([filled, num_rows + tf.gather(new_row, opened)], 0)
-        free = tf.tensor_scatter_nd_update(
-            free, at, tf.zeros_like(rows, tf.bool)
-        )
-        row = tf.tensor_scatter_nd_update(row, at, rows)
-        gaps = tf.tensor_scatter_nd_sub(
-            gaps,
-            rows[:, None],
-            tf.concat(
-                [tf.gather(free_sizes, take), tf.gather(free_sizes, opened)],
-                0,
-            ),
-        )
-        return free, row, gaps, num_rows + new
-
-    def cond(free, row, gaps, num_rows):
-        return tf.reduce_any(free)
-
     # Every row ends up with a piece, so there are at most `count` rows;
     # rows not yet open have all `length` positions free.
     _, row, _, num_rows = tf.while_loop(
-        cond,
-        step,
+        lambda free, *_: tf.reduce_any(free),
+        functools.partial(_pack_round, sizes, length),
         (
             tf.ones([count], tf.bool),
             tf.zeros([count], tf.int32),
@@ -274,7 +269,7 @@ def pack_rows(ids, length):
     # Pieces in the order they lie in the rows: by row, then in input
     # order (each row holds its pieces end to end from position 0).
     row = tf.gather(row, tf.math.invert_permutation(order))
-    by_place = _argsort(row)
+    by_place = argsort(row)
     placed_row = tf.gather(row, by_place)
     # Example number = rank of the piece within its row, 1-based.
     row_first = tf.math.unsorted_segment_min(
@@ -310,196 +305,3 @@ def pack_rows(ids, length):
     ).to_tensor(0, shape=[num_rows, length, 3])
     ids, example_ids, positions = tf.unstack(laid, axis=2)
     return {"ids": ids, "example_ids": example_ids, "positions": positions}
-
-
-# --- Regrouping rows into batches ---
-# `tf.data.Dataset.scan` cannot carry a `tf.RaggedTensor` as state, so the
-# leftover rows travel as (flat values, row lengths) pairs.
-
-
-def _to_parts(rows):
-    parts = {}
-    for name, value in rows.items():
-        if isinstance(value, tf.RaggedTensor):
-            parts[name] = (value.flat_values, value.row_lengths())
-        else:
-            parts[name] = value
-    return parts
-
-
-def _from_parts(parts):
-    rows = {}
-    for name, value in parts.items():
-        if isinstance(value, tuple):
-            rows[name] = tf.RaggedTensor.from_row_lengths(
-                value[0], value[1], validate=False
-            )
-        else:
-            rows[name] = value
-    return rows
-
-
-def _join(parts, rows):
-    """The rows of `parts` (see `_to_parts`) followed by `rows`: flat
-    values and row lengths concatenated, ~10 graph nodes fewer than a
-    ragged `concat` of the rebuilt rows."""
-    joined = {}
-    for name, value in rows.items():
-        old = parts[name]
-        if isinstance(value, tf.RaggedTensor):
-            joined[name] = tf.RaggedTensor.from_row_lengths(
-                tf.concat([old[0], value.flat_values], 0),
-                tf.concat([old[1], value.row_lengths()], 0),
-                validate=False,
-            )
-        else:
-            joined[name] = tf.concat([old, value], 0)
-    return joined
-
-
-def _empty_rows(spec):
-    rows = {}
-    for name, value in spec.items():
-        if isinstance(value, tf.RaggedTensorSpec):
-            rows[name] = tf.RaggedTensor.from_row_lengths(
-                tf.zeros([0], value.dtype), tf.zeros([0], tf.int64)
-            )
-        else:
-            shape = [0] + value.shape[1:].as_list()
-            rows[name] = tf.zeros(shape, value.dtype)
-    return rows
-
-
-def regroup(chunks, key_fn, batch_sizes, drop_remainder):
-    """Regroups chunks of rows into batches of rows with equal keys.
-
-    Args:
-        chunks: dataset of dicts of `[N, ...]` rows (ragged `[N, None]` or
-            dense `[N]`), N varying.
-        key_fn: rows dict -> int32 `[N]` keys in `[0, len(batch_sizes))`.
-        batch_sizes: list of int, the batch size of each key.
-        drop_remainder: bool. Drop the last partial batch of each key
-            instead of emitting it. If False and there are several keys,
-            the rows left at the end in key k (too few for a batch) join
-            key k + 1 (keys are buckets by increasing length, so a row fits
-            any later bucket): only the last key can end with a partial
-            batch.
-
-    Returns:
-        A dataset with one element per chunk, `(rows, keys)`: the batches
-        this chunk completes, `rows` a dict of `[K, (b), ...]` ragged
-        tensors (batch k holds `b == batch_sizes[keys[k]]` rows, except for
-        the last batch of a key) and `keys` `[K]`. Within a key, rows keep
-        their input order. Rows wait across chunks until their batch is
-        full, so no row is lost.
-    """
-    num_keys = len(batch_sizes)
-    sizes = tf.constant(batch_sizes, tf.int32)
-    promote_remainder = not drop_remainder and num_keys > 1
-
-    def _promote(keys, flush):
-        # At the end: the rows left over in key k (fewer than a batch) move
-        # up to key k + 1, whose rows are at least as long, so that only
-        # the last key is left with a partial batch. A loop over the keys
-        # that runs only on the flush element: the same steps unrolled per
-        # key, in every chunk, were ~130 of the scan function's 358 graph
-        # nodes, which tf.data sets up again for every new iterator.
-        def promote_one(k, keys):
-            mine = tf.cast(tf.equal(keys, k), tf.int32)
-            count = tf.reduce_sum(mine)
-            left = count % tf.gather(sizes, k)
-            rank = tf.cumsum(mine) - 1
-            move = tf.logical_and(mine > 0, rank >= count - left)
-            return k + 1, tf.where(move, k + 1, keys)
-
-        _, keys = tf.while_loop(
-            lambda k, _: tf.logical_and(flush, k < num_keys - 1),
-            promote_one,
-            (tf.constant(0), keys),
-        )
-        return keys
-
-    def step_one_key(state, inputs):
-        # One key: rows stay in order, so slices replace the sort.
-        chunk, flush = inputs
-        old = _from_parts(state)
-        rows = {k: tf.concat([old[k], chunk[k]], axis=0) for k in chunk}
-        count = tf.shape(rows["truncated"])[0]
-        size = batch_sizes[0]
-        emit = (count // size) * size
-        if not drop_remainder:
-            emit = tf.where(flush, count, emit)
-        batches = (emit + size - 1) // size
-        lengths = tf.minimum(size, emit - tf.range(batches) * size)
-        lengths = tf.cast(lengths, tf.int64)
-        output = {
-            k: tf.RaggedTensor.from_row_lengths(
-                v[:emit], lengths, validate=False
-            )
-            for k, v in rows.items()
-        }
-        keep = tf.where(flush, count, emit)
-        new_state = _to_parts({k: v[keep:] for k, v in rows.items()})
-        return new_state, (output, tf.zeros([batches], tf.int32))
-
-    def step(state, inputs):
-        chunk, flush = inputs
-        rows = _join(state, chunk)
-        keys = tf.cast(key_fn(rows), tf.int32)
-        if promote_remainder:
-            keys = _promote(keys, flush)
-        count = tf.size(keys)
-        # Keys are in [0, num_keys): a segment sum counts them in 2 graph
-        # nodes where `bincount` takes 17.
-        counts = marks(keys, num_keys)
-        full = (counts // sizes) * sizes
-        if drop_remainder:
-            emit = full
-        else:
-            emit = tf.where(flush, counts, full)
-        order = _argsort(keys)
-        sorted_keys = tf.gather(keys, order)
-        rank = tf.range(count) - tf.gather(
-            tf.cumsum(counts, exclusive=True), sorted_keys
-        )
-        out = rank < tf.gather(emit, sorted_keys)
-        out_index = tf.gather(order, tf.reshape(tf.where(out), [-1]))
-        keep_index = tf.gather(order, tf.reshape(tf.where(~out), [-1]))
-        keep_index = keep_index[: tf.where(flush, 0, tf.size(keep_index))]
-        batches = (emit + sizes - 1) // sizes
-        # The key of each batch: `tf.repeat(range(num_keys), batches)`,
-        # in ~8 graph nodes instead of `repeat`'s 51.
-        batch_key = row_ids(tf.concat([[0], tf.cumsum(batches)], 0))
-        within = tf.range(tf.reduce_sum(batches)) - tf.gather(
-            tf.cumsum(batches, exclusive=True), batch_key
-        )
-        batch_size = tf.gather(sizes, batch_key)
-        lengths = tf.minimum(
-            batch_size, tf.gather(emit, batch_key) - within * batch_size
-        )
-        lengths = tf.cast(lengths, tf.int64)
-        output = {
-            k: tf.RaggedTensor.from_row_lengths(
-                tf.gather(v, out_index), lengths, validate=False
-            )
-            for k, v in rows.items()
-        }
-        new_state = _to_parts(
-            {k: tf.gather(v, keep_index) for k, v in rows.items()}
-        )
-        return new_state, (output, batch_key)
-
-    empty = _empty_rows(chunks.element_spec)
-    # Each chunk flagged False by a `zip`, not a `map`: no function for
-    # tf.data to set up per iterator, and no ragged hand-over per chunk.
-    flags = tf.data.Dataset.from_tensors(False).repeat()
-    flagged = tf.data.Dataset.zip(chunks, flags).concatenate(
-        tf.data.Dataset.from_tensors((empty, True))
-    )
-    grouped = flagged.scan(
-        _to_parts(empty), plain(step_one_key if num_keys == 1 else step)
-    )
-    return grouped
-
-
-# --- Bucket boundaries ---

@@ -19,12 +19,15 @@ from tf_input.data import batching as batching_module
 from tf_input.data.arguments import check_arguments
 from tf_input.data.arguments import check_columns
 from tf_input.data.arguments import check_tokenizers
-from tf_input.data.efficiency import choose_boundaries
+from tf_input.data.bucketing import choose_boundaries
+from tf_input.data.bucketing import sample_lengths
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
-from tf_input.data.packing import plain
 from tf_input.data.rows import Rows
 from tf_input.data.sources import as_dataset
+from tf_input.data.steps import apply
+from tf_input.data.steps import plain
+from tf_input.data.steps import shuffle_chunks
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -420,9 +423,7 @@ def _buckets(s, lines, plan):
     boundaries = s.bucket_boundaries
     if boundaries is None:
         boundaries = choose_boundaries(
-            batching_module.sample_lengths(
-                lines, plan, s.sample_size, s.chunk_size
-            ),
+            sample_lengths(lines, plan, s.sample_size, s.chunk_size),
             s.num_buckets,
             s.max_length,
         )
@@ -449,12 +450,12 @@ def _chunks(s, lines, plan):
         or s.batching == "bucket"
         or s.data_service is not None
     ):
-        chunks = batching_module.apply(chunks, pending, s.deterministic)
+        chunks = apply(chunks, pending, s.deterministic)
         pending = []
     if s.cache is not False:
         chunks = chunks.cache("" if s.cache is True else s.cache)
     if s.shuffle:
-        chunks = batching_module.shuffle_chunks(
+        chunks = shuffle_chunks(
             chunks, max(1, s.shuffle // s.chunk_size), s.seed
         )
     if s.data_service is not None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from tf_input import _feature_names as names
-from tf_input.data.packing import plain
+from tf_input.data.steps import plain
+from tf_input.data.steps import with_end
 
 
 def _shift_left(values):
@@ -103,8 +104,4 @@ def stream_batches(tokens, batch_size, length, drop_remainder):
         carry = stream[tf.where(flush, count, tf.minimum(size, count)) :]
         return carry, (features, labels, weights)
 
-    flags = tf.data.Dataset.from_tensors(False).repeat()
-    flagged = tf.data.Dataset.zip(tokens, flags).concatenate(
-        tf.data.Dataset.from_tensors((empty, True))
-    )
-    return flagged.scan(empty, plain(cut)).unbatch()
+    return with_end(tokens, empty).scan(empty, plain(cut)).unbatch()

@@ -1,0 +1,103 @@
+"""The `tf.data` steps the pipeline is made of, and how they run.
+
+* `plain`: a graph function without AutoGraph.
+* `apply`: a chain of chunk functions in one parallel `map`.
+* `map_inline`: a small per-batch function run on the calling thread.
+* `with_end`: a dataset's elements flagged, then one end element, for the
+  `scan`s that must flush their state when the epoch ends.
+* `shuffle_chunks`: the order of chunks and of the rows in each.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+try:  # tf.data's map datasets, for `use_inter_op_parallelism=False`
+    from tensorflow.python.data.ops import map_op as _map_op
+except ImportError:  # pragma: no cover - a TF without the module
+    _map_op = None
+
+AUTOTUNE = tf.data.AUTOTUNE
+
+
+def plain(function):
+    """`function` for `tf.data`, without AutoGraph: faster to trace, and
+    the graph functions here have no Python control flow on tensors."""
+    return tf.autograph.experimental.do_not_convert(function)
+
+
+def map_inline(dataset, function):
+    """`dataset.map(function)`, the function's ops run on the calling thread.
+
+    `Dataset.map` runs a function's ops on tf.data's inter-op thread pool,
+    one hand-over per op; with `use_inter_op_parallelism=False` (an
+    argument of tf.data's map op that `Dataset.map` does not expose) they
+    run in turn, on the thread that asks for the element, with TF's
+    single-threaded executor. The elements are the same; the cost is not:
+    a per-batch cut costs a fraction inline of what it costs in a parallel
+    `map` (see benchmarks/README.md). Only for small functions without
+    control flow (that executor has no `Switch`); it falls back to
+    `Dataset.map` if TF moves the class.
+    """
+    function = plain(function)
+    if _map_op is not None:
+        try:
+            return _map_op._MapDataset(
+                dataset,
+                function,
+                use_inter_op_parallelism=False,
+                preserve_cardinality=True,
+            )
+        except (AttributeError, TypeError):  # pragma: no cover
+            pass
+    return dataset.map(function)
+
+
+def chain(steps):
+    """One function running `steps` in turn; the first takes the element's
+    components, each next one the previous result."""
+
+    def chained(*element):
+        result = steps[0](*element)
+        for step in steps[1:]:
+            result = step(result)
+        return result
+
+    return chained
+
+
+def apply(chunks, steps, deterministic):
+    return chunks.map(
+        plain(chain(steps)),
+        num_parallel_calls=AUTOTUNE,
+        deterministic=deterministic,
+    )
+
+
+def shuffle_chunks(rows, buffer, seed):
+    """Shuffles the order of chunks, then the rows within each chunk."""
+    rows = rows.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+
+    def permute(rows, random):
+        count = tf.shape(rows["truncated"])[0]
+        order = tf.random.experimental.stateless_shuffle(
+            tf.range(count), seed=tf.stack([random, tf.constant(0, tf.int64)])
+        )
+        return {k: tf.gather(v, order) for k, v in rows.items()}
+
+    return tf.data.Dataset.zip(rows, seeds).map(
+        plain(permute), num_parallel_calls=AUTOTUNE
+    )
+
+
+def with_end(dataset, end):
+    """`(element, False)` for each element of `dataset`, then `(end, True)`.
+
+    The flags come from a `zip`, not a `map`: no function for tf.data to
+    set up per iterator, and no hand-over of ragged elements.
+    """
+    flags = tf.data.Dataset.from_tensors(False).repeat()
+    return tf.data.Dataset.zip(dataset, flags).concatenate(
+        tf.data.Dataset.from_tensors((end, True))
+    )
