@@ -241,7 +241,7 @@ def test_features_errors(vocab):
             max_length=8,
             features=identity_model(["token_ids", "segment_ids"]),
         )
-    with pytest.raises(ValueError, match=r"`features` must be None"):
+    with pytest.raises(TypeError, match=r"`features` must be None"):
         make_dataset(TEXTS, vocab, batch_size=4, max_length=8, features="ids")
     # Packed rows into a model that cannot keep their examples apart.
     with pytest.raises(

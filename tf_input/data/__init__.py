@@ -9,10 +9,10 @@
   of packed rows.
 """
 
+from tf_input.data.counting import SkippedExamplesWarning
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import pipeline_info
 from tf_input.data.packing import segment_attention_mask
-from tf_input.data.pipeline import SkippedExamplesWarning
 from tf_input.data.pipeline import make_dataset
 from tf_input.data.stats import stats
 

@@ -23,6 +23,10 @@ from tf_input._validation import check_integer_array
 from tf_input._validation import check_positive_int
 from tf_input._validation import describe
 from tf_input.data.arguments import BATCHINGS
+from tf_input.data.counting import SkippedExamplesWarning
+from tf_input.data.info import pipeline_info
+from tf_input.data.pipeline import make_dataset
+from tf_input.data.stats import stats
 
 
 def check_lengths(lengths) -> np.ndarray:
@@ -138,13 +142,6 @@ def compare_batchings(
     pack 0.75
     stream 0.562
     """
-    # Imported here: the pipeline imports this module (the boundary
-    # search).
-    from tf_input.data.info import pipeline_info
-    from tf_input.data.pipeline import SkippedExamplesWarning
-    from tf_input.data.pipeline import make_dataset
-    from tf_input.data.stats import stats
-
     unknown = [mode for mode in batchings if mode not in BATCHINGS]
     if isinstance(batchings, str) or unknown or not batchings:
         raise ValueError(

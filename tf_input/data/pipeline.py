@@ -2,20 +2,19 @@
 
 The steps live in their own modules: `arguments` (the checks), `rows` (one
 example -> one row, shared with `export_text_model`), `targets` (labels
-and sample weights), `batching` (rows -> batches in each mode) and
-`packing` (the packer, the bucket regrouping). This module wires them
-together.
+and sample weights), `counting` (skipped examples, the epoch length),
+`batching` (rows -> batches in each mode), `packing` and `bucketing`. This
+module wires them together; `make_dataset`'s length is its docstring, the
+user's reference, and the keyword arguments it hands to `check_arguments`.
 """
 
 from __future__ import annotations
-
-import os
-import warnings
 
 import numpy as np
 import tensorflow as tf
 
 from tf_input.data import batching as batching_module
+from tf_input.data import counting
 from tf_input.data.arguments import check_arguments
 from tf_input.data.arguments import check_columns
 from tf_input.data.arguments import check_tokenizers
@@ -30,10 +29,6 @@ from tf_input.data.steps import plain
 from tf_input.data.steps import shuffle_chunks
 
 AUTOTUNE = tf.data.AUTOTUNE
-
-
-class SkippedExamplesWarning(UserWarning):
-    """Examples of an in-memory source gave no token and were skipped."""
 
 
 def make_dataset(
@@ -323,6 +318,74 @@ def make_dataset(
         label_vocabulary=label_vocabulary,
     )
     check_tokenizers(tokenizer, target_tokenizer, s.task)
+    lines, plan = _rows(
+        source, tokenizer, target_tokenizer, s, encoding, errors
+    )
+    wanted = plan.check_features(features)
+    in_memory = isinstance(source, (list, tuple, np.ndarray))
+    count = s.count_batches
+    if count is None:  # in memory, one counting pass is cheap next to fit
+        count = s.data_service is None and in_memory
+    counter = counting.example_counter(lines, plan, s.chunk_size)
+    totals = None
+    if in_memory:
+        totals = counting.count_examples(counter, source)
+    elif not count:
+        counting.check_not_empty(lines, plan, s.chunk_size, source)
+    boundaries, batch_sizes = _buckets(s, lines, plan)
+    chunks, pending = _chunks(s, lines, plan)
+    dataset, counted = batching_module.batches(
+        chunks,
+        pending,
+        plan,
+        batch_size=s.batch_size,
+        drop_remainder=s.drop_remainder,
+        fill=plan.skip_empty,
+        deterministic=s.deterministic,
+        boundaries=boundaries,
+        batch_sizes=batch_sizes,
+        strip=_strip(wanted),
+    )
+    num_batches = None
+    if count:
+        # Counted once, so that `fit` knows the epoch length (no "Unknown"
+        # progress bar, no "ran out of data" warning).
+        num_batches = counting.num_batches(s, totals, counted)
+        if num_batches == 0:
+            raise ValueError(counting.empty_message(source))
+        dataset = dataset.apply(
+            tf.data.experimental.assert_cardinality(num_batches)
+        )
+    # No `prefetch` at the end: the chunk maps before it run ahead on their
+    # own threads already, and the step that hands out batches is cheaper
+    # than a prefetch's hand-over between threads (see benchmarks/README.md).
+    info = PipelineInfo(
+        task=s.task,
+        batching=s.batching,
+        max_length=s.max_length,
+        features=tuple(wanted or plan.feature_names()),
+        boundaries=boundaries,
+        batch_sizes=batch_sizes,
+        num_batches=num_batches,
+        # `stats` reads the truncation count from the counting twin, so
+        # that the batches fed to `fit` carry only features and targets.
+        counting=counted.prefetch(AUTOTUNE).with_options(_options(s.shard)),
+        # A stream has its separators, not the template: a model trained
+        # on it is served each text's own tokens.
+        add_special_tokens=s.add_special_tokens and s.batching != "stream",
+        tokenizer=tokenizer,
+        skipped=None if totals is None else int(totals[0]),
+        skipping=counter.map(plain(lambda counts: counts[0])).with_options(
+            _options(s.shard)
+        ),
+        separator=(plan.start + plan.end) if s.batching == "stream" else None,
+    )
+    return register(dataset.with_options(_options(s.shard)), info)
+
+
+def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
+    """`(lines, plan)`: the source as a dataset of examples (this worker's
+    share), and the `Rows` that turn them into rows."""
     lines, _ = as_dataset(source, s.deterministic, encoding, errors)
     if s.shard is not None:
         lines = lines.shard(*s.shard)
@@ -341,78 +404,22 @@ def make_dataset(
         skip_empty=s.skip_empty,
         label_vocabulary=s.label_vocabulary,
     )
-    wanted = plan.check_features(features)
-    in_memory = isinstance(source, (list, tuple, np.ndarray))
-    count = s.count_batches
-    if count is None:  # in memory, one counting pass is cheap next to fit
-        count = s.data_service is None and in_memory
-    counter = example_counter(lines, plan, s.chunk_size)
-    totals = None
-    if in_memory:
-        totals = _count_examples(counter, source)
-    elif not count:
-        _check_not_empty(lines, plan, s.chunk_size, source)
+    return lines, plan
 
-    boundaries, batch_sizes = _buckets(s, lines, plan)
-    chunks, pending = _chunks(s, lines, plan)
+
+def _strip(wanted):
+    """A batch's element from `(features, labels, weights)`: the wanted
+    features (None: all), then the targets (none for `encode` without
+    labels)."""
 
     def strip(features, labels=None, weights=None):
-        """A batch's element: the wanted features, then the targets."""
         if wanted is not None:
             features = {name: features[name] for name in wanted}
         if labels is None:
             return features
         return features, labels, weights
 
-    dataset, counted = batching_module.batches(
-        chunks,
-        pending,
-        plan,
-        batch_size=s.batch_size,
-        drop_remainder=s.drop_remainder,
-        fill=plan.skip_empty,
-        deterministic=s.deterministic,
-        boundaries=boundaries,
-        batch_sizes=batch_sizes,
-        strip=strip,
-    )
-    num_batches = None
-    if count:
-        # Counted once, so that `fit` knows the epoch length (no "Unknown"
-        # progress bar, no "ran out of data" warning).
-        num_batches = _num_batches(s, totals, counted)
-        if num_batches == 0:
-            raise ValueError(_empty_message(source))
-        dataset = dataset.apply(
-            tf.data.experimental.assert_cardinality(num_batches)
-        )
-    # No `prefetch` at the end: the chunk maps before it run ahead on their
-    # own threads already, and the step that hands out batches is cheaper
-    # than a prefetch's hand-over between threads (see benchmarks/README.md).
-    dataset = dataset.with_options(_options(s.shard))
-    # `stats` reads the truncation count from the counting twin, so that
-    # the batches fed to `fit` carry nothing but features and targets.
-    counted = counted.prefetch(AUTOTUNE).with_options(_options(s.shard))
-    info = PipelineInfo(
-        task=s.task,
-        batching=s.batching,
-        max_length=s.max_length,
-        features=tuple(wanted or plan.feature_names()),
-        boundaries=boundaries,
-        batch_sizes=batch_sizes,
-        num_batches=num_batches,
-        counting=counted,
-        # A stream has its separators, not the template: a model trained
-        # on it is served each text's own tokens.
-        add_special_tokens=s.add_special_tokens and s.batching != "stream",
-        tokenizer=tokenizer,
-        skipped=None if totals is None else int(totals[0]),
-        skipping=counter.map(plain(lambda counts: counts[0])).with_options(
-            _options(s.shard)
-        ),
-        separator=(plan.start + plan.end) if s.batching == "stream" else None,
-    )
-    return register(dataset, info)
+    return strip
 
 
 def _buckets(s, lines, plan):
@@ -498,80 +505,3 @@ def _options(shard):
             tf.data.experimental.AutoShardPolicy.OFF
         )
     return options
-
-
-def _describe(source):
-    if isinstance(source, tf.data.Dataset):
-        return "a tf.data.Dataset"
-    if isinstance(source, (list, tuple, np.ndarray)):
-        kind = type(source).__name__
-        if all(isinstance(item, os.PathLike) for item in source):
-            return f"the files {[os.fspath(item) for item in source]}"
-        return f"a {kind} of {len(source)} examples"
-    return f"the file(s) {os.fspath(source)!r}"
-
-
-def _empty_message(source):
-    return (
-        f"`source` ({_describe(source)}) has no example left after "
-        "skipping the empty ones: every line (for pairs, one side at least) "
-        "is blank, whitespace only, or gives no token with this tokenizer. "
-        "Check the path and the file's contents."
-    )
-
-
-def _check_not_empty(lines, plan, chunk_size, source):
-    """Raises unless some example of `lines` survives tokenization.
-
-    Reads until the first chunk that holds one, so a normal source costs
-    one chunk's tokenization; an empty one is read to its end.
-    """
-    for chunk in lines.batch(chunk_size):
-        chunk = chunk if isinstance(chunk, tuple) else (chunk,)
-        if int(tf.size(plan.kept(*chunk))):
-            return
-    raise ValueError(_empty_message(source))
-
-
-def example_counter(lines, plan, chunk_size):
-    """A dataset of `plan.counts` of each chunk: skipped, kept, tokens."""
-    return lines.batch(chunk_size).map(
-        plain(plan.counts), num_parallel_calls=AUTOTUNE
-    )
-
-
-def _count_examples(counter, source):
-    """Reads an in-memory source's counts (skipped, kept, tokens): an
-    error if no example is kept, a warning if any is skipped (the rows
-    would no longer line up with the inputs)."""
-    totals = counter.reduce(tf.zeros([3], tf.int64), lambda a, b: a + b)
-    skipped, kept, _ = (int(x) for x in totals)
-    if not kept:
-        raise ValueError(_empty_message(source))
-    if skipped:
-        warnings.warn(
-            f"{skipped} of the {skipped + kept} examples of `source` give "
-            "no token (blank, whitespace only, or nothing this tokenizer "
-            "keeps) and were skipped, so the batches do not align with the "
-            "inputs. Pass `skip_empty=False` to keep one row per input "
-            "(e.g. for `predict`).",
-            SkippedExamplesWarning,
-            stacklevel=3,
-        )
-    return totals.numpy()
-
-
-def _num_batches(s, totals, counted):
-    """The batches of an epoch: by arithmetic where the examples' counts
-    say it (one row per example, or one stream), else by one pass over
-    the counting twin. `assert_cardinality` checks it as the batches are
-    read."""
-    if totals is not None and s.batching in ("longest", "max_length"):
-        rows, per_batch = int(totals[1]), s.batch_size
-    elif totals is not None and s.batching == "stream":
-        rows, per_batch = int(totals[2]), s.batch_size * s.max_length
-    else:
-        return int(counted.reduce(np.int64(0), lambda n, *_: n + 1))
-    if s.drop_remainder:
-        return rows // per_batch
-    return -(-rows // per_batch)

@@ -13,20 +13,12 @@ the graph ops that cut and wrap rows are in `cutting`.
 
 from __future__ import annotations
 
-import keras
 import tensorflow as tf
 
-from tf_input._feature_names import ENCODE_FEATURES
-from tf_input._feature_names import EXAMPLE_IDS
-from tf_input._feature_names import LM_FEATURES
 from tf_input._feature_names import MASK_DTYPE
-from tf_input._feature_names import PACK_EXTRA
-from tf_input._feature_names import SEGMENT_IDS
-from tf_input._feature_names import SEQ2SEQ_FEATURES
 from tf_input._feature_names import WEIGHT_DTYPE
-from tf_input._model_inputs import check_padding
-from tf_input._model_inputs import input_names
 from tf_input.data import packing
+from tf_input.data import selection
 from tf_input.data import targets
 from tf_input.data.cutting import check_specials
 from tf_input.data.cutting import check_tokenizer
@@ -87,16 +79,16 @@ class Rows:
         # as this one token, so that no row is all padding.
         self.fill_id = empty_text_id(tokenizer)
         self.label_names = dict(label_vocabulary or {})
-        self.label_table = None
-        if label_vocabulary:
-            self.label_table = tf.lookup.StaticHashTable(
-                tf.lookup.KeyValueTensorInitializer(
-                    tf.constant(list(self.label_names), tf.string),
-                    tf.constant(list(self.label_names.values()), tf.int32),
-                ),
-                default_value=-1,
-            )
-        if batching == "stream":
+        self.label_table = _label_table(self.label_names)
+        self._set_specials(add_special_tokens, separator)
+        if task == "seq2seq":
+            self._set_target()
+
+    def _set_specials(self, add_special_tokens, separator):
+        """The special tokens around each row (a pair's template), and the
+        room they leave for the text's own tokens (`capacity`)."""
+        tokenizer = self.tokenizer
+        if self.batching == "stream":
             start, end = stream_separator(tokenizer, separator)
         elif add_special_tokens:
             start, end = check_specials(
@@ -114,110 +106,54 @@ class Rows:
         else:
             num_specials = len(start) + len(end)
         self.num_specials = num_specials
-        if max_length < num_specials + 1:
+        if self.max_length < num_specials + 1:
             raise ValueError(
                 f"`max_length` must leave room for the {num_specials} "
                 "special tokens and at least one token. "
-                f"Received: max_length={max_length}."
+                f"Received: max_length={self.max_length}."
             )
         # Room for the tokens of each row; no truncation when packing or
         # joining texts into a stream.
         self.capacity = (
             None
-            if batching in ("pack", "stream")
-            else max_length - num_specials
+            if self.batching in ("pack", "stream")
+            else self.max_length - num_specials
         )
-        if task == "seq2seq":
-            check_tokenizer("target_tokenizer", self.target_tokenizer)
-            target_start, target_end = check_specials(
-                "target_tokenizer",
-                self.target_tokenizer,
-                '`task="seq2seq"` (decoder input starts with `<sos>`, '
-                "labels end with `<eos>`)",
-                template_ok=False,
+
+    def _set_target(self):
+        """The decoder's start and end tokens (`task="seq2seq"`)."""
+        check_tokenizer("target_tokenizer", self.target_tokenizer)
+        target_start, target_end = check_specials(
+            "target_tokenizer",
+            self.target_tokenizer,
+            '`task="seq2seq"` (decoder input starts with `<sos>`, '
+            "labels end with `<eos>`)",
+            template_ok=False,
+        )
+        # One token each, so that decoder inputs and labels stay aligned:
+        # `<sos> t1 t2` against `t1 t2 <eos>`.
+        self.target_start = target_start[:1]
+        self.target_end = target_end[:1]
+        if self.max_length < 2:
+            raise ValueError(
+                "`max_length` must leave room for the decoder's start (or "
+                "end) token and at least one token. "
+                f"Received: max_length={self.max_length}."
             )
-            # One token each, so that decoder inputs and labels stay
-            # aligned: `<sos> t1 t2` against `t1 t2 <eos>`.
-            self.target_start = target_start[:1]
-            self.target_end = target_end[:1]
-            if max_length < 2:
-                raise ValueError(
-                    "`max_length` must leave room for the decoder's start "
-                    "(or end) token and at least one token. "
-                    f"Received: max_length={max_length}."
-                )
-            self.target_capacity = max_length - 1
+        self.target_capacity = self.max_length - 1
 
     # --- Features ------------------------------------------------------------
     def feature_names(self):
         """The features this task and batching produce, in order."""
-        if self.task == "seq2seq":
-            return SEQ2SEQ_FEATURES
-        names = ENCODE_FEATURES if self.task == "encode" else LM_FEATURES
-        if self.batching == "pack":
-            names = names + PACK_EXTRA
-        return names
+        return selection.feature_names(self.task, self.batching)
 
     def check_features(self, features):
         """The feature names to emit (None: all), from `features=`."""
-        if features is None:
-            return None
-        available = self.feature_names()
-        if isinstance(features, keras.Model):
-            check_padding(
-                features, self.tokenizer, "Training it on these batches"
-            )
-            names = input_names(features, "`features`")
-            source = f"the model {features.name!r} takes"
-            self._check_packed_model(features, names)
-        elif isinstance(features, (list, tuple)) and all(
-            isinstance(name, str) for name in features
-        ):
-            names = list(features)
-            source = "`features` asks for"
-        else:
-            raise ValueError(
-                "`features` must be None (every feature), a list of feature "
-                "names, or the functional Keras model to feed (its input "
-                f"names are read). Received: features={features!r}."
-            )
-        missing = [name for name in names if name not in available]
-        if missing or not names or len(set(names)) != len(names):
-            hints = []
-            if set(missing) & set(PACK_EXTRA):
-                hints.append(
-                    '`example_ids` and `positions` come with batching="pack".'
-                )
-            if SEGMENT_IDS in missing:
-                hints.append(
-                    '`segment_ids` (token types) come with task="encode".'
-                )
-            raise ValueError(
-                f"{source} {names}, but task={self.task!r} with "
-                f"batching={self.batching!r} produces the features "
-                f"{available} (each at most once). Unknown or unavailable: "
-                f"{missing}. {' '.join(hints)} Name each `keras.Input` after "
-                "the feature it receives."
-            )
-        return [name for name in available if name in names]
-
-    def _check_packed_model(self, model, names):
-        """Packed rows hold several examples: a model fed them must keep
-        them apart (take `example_ids`), or they attend to each other."""
-        if self.batching != "pack" or EXAMPLE_IDS in names:
-            return
-        raise ValueError(
-            f'batching="pack" puts several examples in each row, but the '
-            f"model {model.name!r} takes only {names}: without "
-            "`example_ids` its packed examples would attend to each other, "
-            "and without `positions` each would see positions that run "
-            'across the whole row. Use batching="stream" for a model '
-            "with no notion of example boundaries (e.g. keras-hub's "
-            "GPT2CausalLM, Llama, Qwen, Gemma backbones), or build the "
-            "model with `InputBlock(..., positions_input=True)` and "
-            "`tf_input.data.segment_attention_mask(example_ids, "
-            "causal=True)` in its attention layers, taking `example_ids` "
-            "and `positions` as inputs."
+        return selection.select_features(
+            features,
+            task=self.task,
+            batching=self.batching,
+            tokenizer=self.tokenizer,
         )
 
     # --- Chunk of lines -> rows ----------------------------------------------
@@ -559,3 +495,17 @@ def cut_to_longest(features, labels=None, weights=None, *rest):
     if labels is not None and labels.shape.rank == 2:
         labels, weights = labels[:, :size], weights[:, :size]
     return (cut, labels, weights, *rest)
+
+
+def _label_table(label_names):
+    """A table string label -> int32 id (-1 for a label not in it), or
+    None without label names."""
+    if not label_names:
+        return None
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(list(label_names), tf.string),
+            tf.constant(list(label_names.values()), tf.int32),
+        ),
+        default_value=-1,
+    )
