@@ -15,9 +15,9 @@ def marks(positions, size, values=None):
 def row_ids(splits):
     """The row of each value of a ragged tensor, from its row splits.
 
-    A cumulative sum of row starts: 3-10x faster than `tf.repeat` or
-    `RaggedTensor.value_rowids()`, which tile a dense matrix (measured on
-    12k rows of Zipf-distributed lengths, 360k values).
+    A cumulative sum of row starts, not `tf.repeat` or
+    `RaggedTensor.value_rowids()`, which tile a dense matrix and are
+    several times slower on long, skewed batches (benchmarks/README.md).
     """
     total = splits[-1]
     starts = marks(splits[1:-1], total + 1)[:total]

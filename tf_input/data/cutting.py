@@ -83,9 +83,9 @@ def select_rows(ids, index=None, capacity=None, start=None, end=None):
     `capacity` ids (None: no cut) with the ids of `start` before and of
     `end` after (an int, a list of ints, or None for none), and a bool
     `[len(index)]` telling which rows were cut. Every output id is found
-    by arithmetic on the row splits and one gather, in a single pass:
-    ~1.7x faster on WikiText chunks than the ragged gather, ragged slice
-    and scatter it replaced (9.0 vs 15.5 ms per 2,048 lines).
+    by arithmetic on the row splits and one gather, in a single pass,
+    faster than a ragged gather, ragged slice and scatter (the pipeline's
+    figures are in benchmarks/README.md).
     """
     start, end = _as_ids(start), _as_ids(end)
     before, after = len(start), len(end)
@@ -139,10 +139,10 @@ def pad_rows(ids, index, capacity, start, end, width):
     `end` after (an int, a list of ints, or None), then 0; the row lengths
     with the specials; and which rows were cut. `width` must be at least
     `capacity` plus the specials. Built by a ragged gather, `to_tensor`
-    (which also truncates) and column arithmetic, with no per-token index:
-    ~2x faster than `select_rows` + `to_tensor` (5 vs 11 ms per 2,048-line
-    WikiText chunk); with it the `"max_length"` pipeline went from 0.66x
-    to 0.71-0.80x of the tokenizer's rate there.
+    (which also truncates) and column arithmetic, with no per-token index,
+    which `select_rows` + `to_tensor` would need: that is what keeps the
+    `"max_length"` pipeline near the tokenizer's own rate
+    (benchmarks/README.md).
     """
     start, end = _as_ids(start), _as_ids(end)
     before, after = len(start), len(end)

@@ -19,6 +19,7 @@ import tensorflow as tf
 from keras import ops
 
 from tf_input._ragged import row_ids
+from tf_input._validation import check_bool
 
 
 def segment_attention_mask(example_ids=None, causal=False, *, segment_ids=None):
@@ -74,10 +75,7 @@ def segment_attention_mask(example_ids=None, causal=False, *, segment_ids=None):
             "`segment_attention_mask` needs `example_ids`, the packed "
             'example numbers of `make_dataset(..., batching="pack")`.'
         )
-    if not isinstance(causal, bool):
-        raise TypeError(
-            f"`causal` must be True or False. Received: causal={causal!r}."
-        )
+    causal = check_bool("causal", causal)
     if not isinstance(example_ids, keras.KerasTensor):
         example_ids = tf.convert_to_tensor(example_ids)
     dtype = keras.backend.standardize_dtype(example_ids.dtype)
@@ -113,8 +111,9 @@ def _cumulative_max(values):
     that maximum + ln(count) / 64, so rounding down (after adding 0.25
     against float error) is exact for fewer than e**48 values of magnitude
     below 2**31. Five ops instead of the ~40 of a log-step maximum: the
-    packer runs this every round (each op costs ~5-10 us there), and
-    tf.data spends ~0.3 ms per graph node on every new iterator.
+    packer runs this every round, and tf.data pays for every graph node
+    again on every new iterator (the start-up row of
+    benchmarks/README.md).
     """
     scaled = tf.cast(values, tf.float64) * 64.0
     running = tf.math.cumulative_logsumexp(scaled) / 64.0
@@ -277,9 +276,9 @@ def pack_rows(ids, length):
     )
     segment = index - tf.gather(row_first, placed_row) + 1
     # The rows as one ragged tensor of the pieces' tokens, laid out by
-    # `to_tensor`: ~10x faster than scattering each token to its place
-    # (three `scatter_nd` of ~170k indices cost ~30 ms per chunk of
-    # WikiText). The pieces tile `flat` in order, so a ragged gather puts
+    # `to_tensor`, not by scattering each token to its place (three
+    # `scatter_nd` over every token of a chunk, many times slower). The
+    # pieces tile `flat` in order, so a ragged gather puts
     # their tokens in place order with no per-token index.
     pieces = tf.RaggedTensor.from_row_lengths(
         flat, piece_length, validate=False

@@ -486,12 +486,11 @@ def _options(shard):
     tf.data's default static rewrites (map parallelisation, prefetch
     injection, no-op elimination, ...) are off: they change nothing wanted
     in this pipeline, whose chunk maps are parallel already (an injected
-    `prefetch` after the batches would cost ~20 us a batch), but they
-    rewrite (serialise, optimise and rebuild) the
-    whole dataset graph on every new iterator, i.e. at the start of every
-    epoch of `fit`. Measured on 100 lines of tinyshakespeare (the
-    start-up alone): the first batch 54 -> 41 ms in `"max_length"` mode,
-    128 -> 92 ms in `"bucket"`, 117 -> 90 ms in `"pack"`. Only the options
+    `prefetch` after the batches would only add a step per batch), but
+    they rewrite (serialise, optimise and rebuild) the whole dataset graph
+    on every new iterator, i.e. at the start of every epoch of `fit`:
+    about a quarter of the first batch's time (bench_startup.py, in
+    benchmarks/README.md). Only the options
     of these datasets change, nothing global; transformations a user adds
     on top are not rewritten either unless they turn the rewrites back on
     (`ds.with_options(options)` with
