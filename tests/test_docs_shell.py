@@ -12,6 +12,7 @@ like a checkout (`../shared/data` is the real shared data), with
 `tf-input` as `python -m tf_input.cli` of this checkout.
 """
 
+import fnmatch
 import glob
 import os
 import pathlib
@@ -98,23 +99,29 @@ def words(command):
     return tokens
 
 
+# The flags whose argument is a file the command writes.
+OUTPUT_FLAGS = ("-o", "--output", "--json")
+
+
 def outputs(command):
-    """The files and folders a command writes: what follows `-o`."""
+    """The files and folders a command writes: what follows `-o`,
+    `--output` or (the benchmarks') `--json`."""
     tokens = words(command)
     return {
         tokens[i + 1].rstrip("/")
         for i, token in enumerate(tokens[:-1])
-        if token in ("-o", "--output")
+        if token in OUTPUT_FLAGS
     }
 
 
 def paths(command):
-    """The path-like arguments a command reads (not `-o`, not `-c` code)."""
+    """The path-like arguments a command reads (not the files it writes,
+    not `-c` code)."""
     tokens = words(command)
     found = []
     for i, token in enumerate(tokens):
         before = tokens[i - 1] if i else ""
-        if before in ("-o", "--output", "-c") or token.startswith("-"):
+        if before in (*OUTPUT_FLAGS, "-c") or token.startswith("-"):
             continue
         if "://" in token or "=" in token:
             continue
@@ -124,7 +131,11 @@ def paths(command):
 
 
 def exists(path, made):
+    """Whether `path` (a glob pattern too) is in the repository, in
+    ../shared/data, or among the files earlier commands `made`."""
     if path.rstrip("/") in made or path.split("/")[0] in made:
+        return True
+    if any(fnmatch.fnmatchcase(file, path) for file in made):
         return True
     if path.startswith("../shared/data"):
         path = str(SHARED_DATA) + path[len("../shared/data") :]
@@ -156,6 +167,9 @@ def test_the_parser_sees_what_the_shell_sees():
     ]
     assert not exists("corpus.txt", set())
     assert exists("vocab/vocab.txt", {"vocab"})
+    assert outputs("python benchmarks/b.py --json a1.json") == {"a1.json"}
+    assert exists("a*.json", {"a1.json"})
+    assert not exists("b*.json", {"a1.json"})
     assert not_run_reason("make test") and not_run_reason("tf-input demo")
     assert not_run_reason("TF_CPU_ALLOCATOR_USE_BFC=true make bench")
     assert not_run_reason("tf-input plot pe -o pe.png") is None
