@@ -49,13 +49,6 @@ def check_supported(data):
             "a character BPE without byte_fallback must have fuse_unk (one "
             "unk token for a run of unknown characters)"
         )
-    decoder = data.get("decoder")
-    if decoders.parse(decoder) != decoders.SENTENCEPIECE_BPE:
-        raise SpecError(
-            f"the decoder {excerpt(decoder)} is not supported for a "
-            "SentencePiece-style BPE (only Replace('▁', ' '), ByteFallback, "
-            "Fuse, Strip(' ', 1, 0))"
-        )
     return metaspace
 
 
@@ -199,7 +192,7 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                 byte_ids=byte_ids,
                 unk_id=vocabulary.get(unk, 0) if unk else 0,
             )
-            self._decoder = decoders.ByteFallbackDecoder(tokens, byte_fallback)
+            self._decoder = decoders.Decoder(data.get("decoder"), tokens)
         return tokens, index, added
 
     # --- Graph code ---------------------------------------------------------
