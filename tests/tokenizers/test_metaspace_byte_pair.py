@@ -38,18 +38,22 @@ from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
 from tests.testing import run_tokenizer_test
 from tests.testing import text_lines
+from tests.tokenizers.test_sentencepiece_bpe import (
+    TRAINING_TEXT as SENTENCEPIECE_TEXT,
+)
+from tests.tokenizers.test_sentencepiece_bpe import (
+    TRICKY as SENTENCEPIECE_TRICKY,
+)
 from tf_input import load_tokenizer
 
 SPACE = "\u2581"
-TRAINING_TEXT = [
-    "The quick brown fox jumps over the lazy dog.",
-    "def main():\n    return  1  +  2\n\n        pass",
-    "<h1>Title</h1>\n\n<table><tr><td>x</td></tr></table>",
-    "Il était une fois un petit prince qui habitait une planète.",
-    "Съешь же ещё этих мягких французских булок, да выпей чаю.",
-    "吾輩は猫である。名前はまだ無い。凤姐儿笑道",
-    "aaaa aaaa aaa bbbb abab ababab",
-] * 8
+TRAINING_TEXT = (
+    SENTENCEPIECE_TEXT
+    + [
+        "<h1>Title</h1>\n\n<table><tr><td>x</td></tr></table>",
+    ]
+    * 8
+)
 SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>"]
 # Gemma's added tokens: turn markers (special), runs of "\n" and of "▁"
 # and HTML tags (not special).
@@ -68,28 +72,12 @@ ADDED = (
         for t in ("<h1>", "</h1>", "<table>")
     ]
 )
-TRICKY = [
-    "",
-    " ",
-    "   ",
-    "\t\n\r",
-    "Hello world",
-    "  leading and trailing  ",
-    "    return  1  +  2",
-    " " * 17 + "x" + " " * 9,
+TRICKY = SENTENCEPIECE_TRICKY + [
     "a\tb\nc\rd\t\t",
-    "\x00\x01\x7f control",
-    "ﬁne ﬁ Ⅳ ½ ＡＢＣ",
-    "吾輩は猫である 凤姐儿 Сергей",
-    "😀 👍🏽 \U00020000 \U0010ffff",
-    "\u2581 literal \u2581\u2581 \u2581\u2581\u2581x",
-    "\ufffd replacement \ue000",
-    "<bos>Hello<eos> <unk> <0x41>",
+    "\u2581\u2581\u2581x",
+    "<bos>Hello<eos> <unk>",
     "<start_of_turn>user\nhi<end_of_turn>\n\n\n<h1>x</h1>\n\n",
     "<table> <table><h1></h1>",
-    "aaaaaaaaaaaaa abababababab",
-    "x" * 300,
-    "The quick brown fox " * 20,
 ]
 
 

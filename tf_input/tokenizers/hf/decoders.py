@@ -21,6 +21,7 @@ from tf_input._ragged import marks
 from tf_input.tokenizers._byte_level import ALPHABET
 from tf_input.tokenizers._utf8 import VALID_UTF8
 from tf_input.tokenizers._utf8 import to_valid_utf8
+from tf_input.tokenizers.engines.bert_tables import DECODER_CLEANUP
 from tf_input.tokenizers.engines.bert_tables import literal
 from tf_input.tokenizers.hf.normalizers import replacement
 from tf_input.tokenizers.hf.pre_tokenizers.metaspace import SPACE
@@ -48,20 +49,6 @@ _TYPES = (
 # on the middle two, which takes a leading "+".
 _BYTE_TOKEN = r"<0x(?:[0-9A-Fa-f]{2}|\+[0-9A-Fa-f])>"
 _BYTES = [bytes([b]) for b in range(256)]
-# WordPiece's `cleanup`, in HF's order (CTC's too).
-_CLEANUP = [
-    (" .", "."),
-    (" ?", "?"),
-    (" !", "!"),
-    (" ,", ","),
-    (" ' ", "'"),
-    (" n't", "n't"),
-    (" 'm", "'m"),
-    (" do not", " don't"),
-    (" 's", "'s"),
-    (" 've", "'ve"),
-    (" 're", "'re"),
-]
 # RE2's largest repeat count (a Strip's `start` / `stop`).
 _MAX_REPEAT = 1000
 
@@ -193,7 +180,8 @@ def _replace_literal(texts, old, new):
 
 
 def _cleanup(texts):
-    for old, new in _CLEANUP:
+    """WordPiece's `cleanup` (CTC's too)."""
+    for old, new in DECODER_CLEANUP:
         texts = _replace_literal(texts, old, new)
     return texts
 
