@@ -349,8 +349,8 @@ def _variant(folder, change):
             "other than 'first'",
         ),
         (
-            lambda d: d.update(decoder={"type": "ByteLevel"}),
-            "decoder .*ByteLevel.* is not supported",
+            lambda d: d.update(decoder={"type": "Magic"}),
+            "decoder type 'Magic' is not supported: supported are ByteLevel",
         ),
         (lambda d: d["model"].update(unk_id=None), "without an integer unk_id"),
         (lambda d: d["model"].update(unk_id=10**6), "outside the vocabulary"),

@@ -1,13 +1,19 @@
-"""SentencePiece-style BPE from a `tokenizer.json` (Mistral, Llama 2).
+"""SentencePiece-style BPE from a `tokenizer.json` (Mistral, Llama, Gemma).
 
-A Hugging Face `BPE` model with `byte_fallback` and a `▁` metaspace made by
-the normalizer (`Prepend("▁")` + `Replace(" ", "▁")`: Mistral 7B v0.1) or
-by a `Metaspace("▁", split=false)` pre-tokenizer (Mistral 7B v0.3): the
-line is one word of characters, merged by the ranks of the merges list on
-the engine of `engines.char_bpe.CharBPE`; characters missing from the
-vocabulary become their `<0xXX>` byte tokens. The ids are HF `tokenizers`'
-(for Mistral v0.3 they differ from its `.model`'s on lines that start
-with whitespace: the Metaspace adds no "▁" in front of a text that starts
+A Hugging Face `BPE` model over characters with `byte_fallback` (or
+`fuse_unk`) and a `▁` metaspace, in the layouts transformers' converters
+write: the "▁" made by the normalizer (`Prepend("▁")` + `Replace(" ",
+"▁")`: Mistral 7B v0.1, Llama 2; `Replace` alone: the earlier Gemma) or
+by a `Metaspace("▁")` pre-tokenizer (Mistral 7B v0.3; with `split`, the
+generic converter), or no "▁" but words cut by a `Split` (Gemma 3:
+`Split(" ", MergedWithPrevious)`). Each word (without a pre-tokenizer,
+the whole line) is merged by the ranks of the merges list on the engine
+of `engines.char_bpe.CharBPE`; a character missing from the vocabulary
+becomes its `<0xXX>` byte tokens, which need not all exist: a text that
+needs a missing one is an error naming it. Decoding runs the file's
+decoder chain (`hf.decoders.Decoder`). The ids are HF `tokenizers'` (for
+Mistral v0.3 they differ from its `.model`'s on lines that start with
+whitespace: the Metaspace adds no "▁" in front of a text that starts
 with one, sentencepiece's dummy prefix always goes in).
 """
 
@@ -23,6 +29,7 @@ from tf_input.tokenizers.hf import added_tokens
 from tf_input.tokenizers.hf import decoders
 from tf_input.tokenizers.hf import pre_tokenizers
 from tf_input.tokenizers.hf.normalizers import Normalizer
+from tf_input.tokenizers.hf.pre_tokenizers import SPACE
 from tf_input.tokenizers.hf.spec import SpecError
 from tf_input.tokenizers.hf.spec import SpecTypeError
 from tf_input.tokenizers.hf.spec import excerpt
@@ -34,11 +41,9 @@ from tf_input.tokenizers.json_file_tokenizer import token_table
 _MODEL = "`model`"
 
 
-def check_supported(data):
-    """The file's Metaspace (or None), after checking everything else this
-    engine needs; a `SpecError` names what it does not do."""
-    model = require(data, "model", "tokenizer.json")
-    metaspace = _metaspace(data.get("pre_tokenizer"))
+def check_model(model):
+    """Checks the BPE options this engine needs; a `SpecError` names what
+    it does not do."""
     for key in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
         if model.get(key):
             raise SpecError(f"a BPE {key} ({model[key]!r}) is not supported")
@@ -49,38 +54,48 @@ def check_supported(data):
             "a character BPE without byte_fallback must have fuse_unk (one "
             "unk token for a run of unknown characters)"
         )
-    decoder = data.get("decoder")
-    if decoders.parse(decoder) != decoders.SENTENCEPIECE_BPE:
+
+
+# HF's Metaspace with `split`: after the "▁"s go in, cut before each one.
+_SPLIT_BEFORE_SPACE = {
+    "type": "Split",
+    "pattern": {"String": SPACE},
+    "behavior": "MergedWithNext",
+    "invert": False,
+}
+
+
+def pre_tokenization(spec):
+    """`(metaspace, words)` of a `pre_tokenizer`: the `Metaspace` that
+    puts in the "▁"s (or None), and the `PreTokenizer` that cuts the text
+    into words (or None: a segment is one word).
+
+    A Metaspace alone (Mistral v0.3, Llama without `legacy`), or splits
+    (`Split`, `Digits`, `WhitespaceSplit`; Gemma: `Split(" ",
+    MergedWithPrevious)`), or none (Mistral v0.1, the earlier Gemma: the
+    normalizer puts in the "▁"s).
+    """
+    where = "`pre_tokenizer`"
+    parts = pre_tokenizers.parse(spec, where)
+    if any(isinstance(p, pre_tokenizers.Metaspace) for p in parts):
+        if len(parts) != 1:
+            raise SpecError(
+                f"{where}: a Metaspace together with other pre-tokenizers "
+                f"is not supported for a SentencePiece-style BPE. "
+                f"Received: {excerpt(spec)}."
+            )
+        words = None
+        if parts[0].split:
+            words = pre_tokenizers.PreTokenizer(_SPLIT_BEFORE_SPACE, where)
+        return parts[0], words
+    if any(isinstance(p, pre_tokenizers.ByteLevel) for p in parts):
         raise SpecError(
-            f"the decoder {excerpt(decoder)} is not supported for a "
-            "SentencePiece-style BPE (only Replace('▁', ' '), ByteFallback, "
-            "Fuse, Strip(' ', 1, 0))"
+            f"{where}: a ByteLevel pre-tokenizer is not supported for a "
+            "SentencePiece-style BPE (with byte_fallback, a vocabulary of "
+            "characters, not of GPT-2's byte symbols). "
+            f"Received: {excerpt(spec)}."
         )
-    return metaspace
-
-
-def _metaspace(spec):
-    """The Metaspace of a pre-tokenizer that is none or one
-    `Metaspace("▁", split=false)`; else a `SpecError`."""
-    try:
-        parts = pre_tokenizers.parse(spec)
-    except SpecError:
-        parts = None
-    if parts == []:
-        return None
-    if (
-        parts is not None
-        and len(parts) == 1
-        and isinstance(parts[0], pre_tokenizers.Metaspace)
-        and not parts[0].split
-    ):
-        return parts[0]
-    raise SpecError(
-        "a SentencePiece-style BPE with the pre_tokenizer "
-        f"{excerpt(spec)} is not supported (only none, or "
-        "Metaspace('▁', split=false)); load its SentencePiece `.model` "
-        "instead"
-    )
+    return None, pre_tokenizers.PreTokenizer(spec, where) if parts else None
 
 
 def _vocabulary(model):
@@ -136,15 +151,44 @@ def _merge_ids(merges, vocabulary):
 _BYTE_TOKENS = [f"<0x{b:02X}>" for b in range(256)]
 
 
+def byte_ids(vocabulary):
+    """The id of each byte token `<0x00>..<0xFF>`, `-1 - byte` for one
+    that the vocabulary lacks (HF needs a byte's token only when a text
+    has a character without a token of its own that holds that byte)."""
+    return [vocabulary.get(name, -1 - b) for b, name in enumerate(_BYTE_TOKENS)]
+
+
+def check_byte_ids(values):
+    """`values`, once no id is a missing byte token's `-1 - byte`: else an
+    `InvalidArgumentError` naming one such byte token."""
+    lowest = tf.reduce_min(tf.concat([values, [0]], 0))
+    name = tf.gather(_BYTE_TOKENS, tf.maximum(-1 - lowest, 0))
+    message = tf.strings.join(
+        [
+            "Byte fallback needs the token ",
+            name,
+            " for a character of this text, but the vocabulary has no "
+            "such token (Hugging Face `tokenizers` puts the unknown token "
+            "there, out of order, or drops the character: tf_input stops "
+            "rather than give other ids).",
+        ]
+    )
+    check = tf.debugging.Assert(lowest >= 0, [message])
+    with tf.control_dependencies([check]):
+        return tf.identity(values)
+
+
 @keras.saving.register_keras_serializable(package="tf_input")
 class MetaspaceBytePairTokenizer(JsonFileTokenizer):
     """SentencePiece-style BPE from a `tokenizer.json`, id for id as HF.
 
     Built by `tf_input.load_tokenizer` for a `tokenizer.json` whose model
-    is a `BPE` over characters with `byte_fallback` and a `▁` metaspace
-    (Mistral 7B v0.1, Llama 2). Core TensorFlow ops only: a SavedModel
-    holding it loads with a plain `import tensorflow`. `detokenize` is HF's
-    `decode(ids)`. In a `.keras` file the `tokenizer.json` is an asset.
+    is a `BPE` over characters with `byte_fallback` or a `▁` metaspace
+    (Mistral, Llama 2, Gemma; see the module docstring for the layouts).
+    Core TensorFlow ops only: a SavedModel holding it loads with a plain
+    `import tensorflow`. `detokenize` is HF's `decode(ids)` with the
+    file's decoder chain. In a `.keras` file the `tokenizer.json` is an
+    asset.
 
     Args:
         tokenizer_json: str, the text of the `tokenizer.json`.
@@ -165,21 +209,17 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
     """
 
     def _build(self, data):
-        self._metaspace = check_supported(data)
-        model = data["model"]
+        model = require(data, "model", "tokenizer.json")
+        check_model(model)
+        self._metaspace, self._words = pre_tokenization(
+            data.get("pre_tokenizer")
+        )
         vocabulary = _vocabulary(model)
         merges = _merge_ids(require(model, "merges", _MODEL), vocabulary)
         added = added_token_entries(data, "SentencePiece-style BPE")
         tokens, index = token_table(vocabulary.items(), added)
-        byte_fallback = bool(model.get("byte_fallback"))
-        byte_ids = None
-        if byte_fallback:
-            if not all(name in vocabulary for name in _BYTE_TOKENS):
-                raise SpecError(
-                    "byte_fallback needs the 256 tokens <0x00>..<0xFF> in "
-                    "the vocabulary"
-                )
-            byte_ids = [vocabulary[name] for name in _BYTE_TOKENS]
+        bytes_of = byte_ids(vocabulary) if model.get("byte_fallback") else None
+        self._missing_bytes = bytes_of is not None and min(bytes_of) < 0
         unk = model.get("unk_token")
         with tf.init_scope():
             self._normalizer = Normalizer(data.get("normalizer"))
@@ -196,10 +236,10 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                     [added_tokens.placeholder(t["id"]) for t in added],
                     [t["id"] for t in added],
                 ),
-                byte_ids=byte_ids,
+                byte_ids=bytes_of,
                 unk_id=vocabulary.get(unk, 0) if unk else 0,
             )
-            self._decoder = decoders.ByteFallbackDecoder(tokens, byte_fallback)
+            self._decoder = decoders.Decoder(data.get("decoder"), tokens)
         return tokens, index, added
 
     # --- Graph code ---------------------------------------------------------
@@ -213,7 +253,13 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
             segments = tf.where(is_token, segments, self._normalizer(segments))
         if self._metaspace is not None:
             segments = self._metaspace.apply(segments, is_token, per_line)
+        if self._words is not None:
+            words = self._words(segments, is_token)
+            segments = words.flat_values
+            per_line = tf.gather(words.row_splits, per_line)
         values, splits = self._engine.encode(segments)
+        if self._missing_bytes:
+            values = check_byte_ids(values)
         return tf.RaggedTensor.from_row_splits(
             values, tf.gather(splits, per_line), validate=False
         )

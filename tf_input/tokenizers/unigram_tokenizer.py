@@ -14,7 +14,7 @@ ids:
   unknown characters fuse into one unknown token, or with `byte_fallback`
   become the `<0xXX>` tokens of their bytes (`engines.viterbi`).
 * **The Metaspace decoder** drops every "▁" of the first token (not just
-  a leading space) (`hf.pre_tokenizers.metaspace`).
+  a leading space) (`hf.decoders`).
 """
 
 from __future__ import annotations
@@ -104,20 +104,6 @@ def pre_tokenization(spec):
     )
 
 
-def _decoder(spec):
-    """The file's Metaspace decoder, or None for no decoder."""
-    parts = decoders.parse(spec)
-    if not parts:
-        return None
-    if len(parts) == 1 and isinstance(parts[0], decoders.Metaspace):
-        return parts[0]
-    raise SpecError(
-        f"the decoder {excerpt(spec)} is not supported for a Unigram model "
-        "(only Metaspace('▁') with prepend_scheme always, first or never, "
-        "or none)"
-    )
-
-
 @keras.saving.register_keras_serializable(package="tf_input")
 class UnigramTokenizer(JsonFileTokenizer):
     """A Hugging Face `Unigram` `tokenizer.json`, id for id as HF.
@@ -129,8 +115,9 @@ class UnigramTokenizer(JsonFileTokenizer):
     pre-tokenizer (any prepend scheme, split or not), `byte_fallback`, the
     added tokens and the post-processor's template. Core TensorFlow ops
     only: a SavedModel holding it loads with a plain `import tensorflow`.
-    `detokenize` is HF's `decode(ids)` with the `Metaspace` decoder. In a
-    `.keras` file the `tokenizer.json` is an asset.
+    `detokenize` is HF's `decode(ids)` with the file's decoder (any chain
+    of HF's decoders; none: the tokens joined by spaces). In a `.keras`
+    file the `tokenizer.json` is an asset.
 
     Args:
         tokenizer_json: str, the text of the `tokenizer.json`.
@@ -156,7 +143,6 @@ class UnigramTokenizer(JsonFileTokenizer):
         self._whitespace_split, self._metaspace = pre_tokenization(
             data.get("pre_tokenizer")
         )
-        decoder = _decoder(data.get("decoder"))
         added = added_token_entries(data, "Unigram model")
         tokens, index = token_table(
             [(piece, i) for i, (piece, _) in enumerate(vocab)], added
@@ -176,11 +162,7 @@ class UnigramTokenizer(JsonFileTokenizer):
             self._unigram = Viterbi(
                 vocab, model["unk_id"], bool(model.get("byte_fallback"))
             )
-            if decoder is None:  # HF joins the tokens with spaces
-                self._decoder = None
-                self._plain_tokens = tf.constant(tokens)
-            else:
-                self._decoder = decoder.decoder(tokens)
+            self._decoder = decoders.Decoder(data.get("decoder"), tokens)
         return tokens, index, added
 
     # --- Graph code ---------------------------------------------------------
@@ -256,13 +238,6 @@ class UnigramTokenizer(JsonFileTokenizer):
         return out, tf.concat([[0], tf.cumsum(counts)], 0)
 
     def _detokenize_graph(self, ids):
-        """HF's decode: the Metaspace decoder, or without one the tokens
-        joined by spaces."""
-        if self._decoder is None:
-            texts = tf.gather(self._plain_tokens, ids.values)
-            return tf.strings.reduce_join(
-                ids.with_flat_values(texts), 1, separator=" "
-            )
         return self._decoder(ids)
 
 

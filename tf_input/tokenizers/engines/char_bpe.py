@@ -64,8 +64,10 @@ class CharBPE(tf.Module):
             `_runs_of_one_character`).
         byte_ids: None, or the ids of the 256 byte pieces `<0x00>..<0xFF>`:
             a character without a piece becomes the pieces of its UTF-8
-            bytes (byte fallback); without them, `unk_id`, one for each run
-            of such characters (as sentencepiece).
+            bytes (byte fallback; a negative id, for a byte without a
+            piece, comes out as it is, for the caller to report); without
+            them, `unk_id`, one for each run of such characters (as
+            sentencepiece).
         unk_id: the unknown id.
         reserved: `(code point, id)` pairs: characters that are no symbol
             but whose text is a piece of another kind (a one-character

@@ -12,7 +12,7 @@ and compiles it into TensorFlow ops that give HF's output:
 * `post_processor` (`processors`): TemplateProcessing, BertProcessing,
   RobertaProcessing, ByteLevel;
 * `decoder` (`decoders`): ByteLevel, Metaspace, ByteFallback, Fuse,
-  Replace, Strip, WordPiece.
+  Replace, Strip, WordPiece, CTC, BPEDecoder, in any chain.
 
 `Sequence` is flattened in one place (`spec.flatten`), and a malformed or
 unsupported section is a `spec.SpecError` naming it. `regex` translates

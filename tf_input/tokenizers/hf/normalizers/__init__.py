@@ -35,7 +35,7 @@ from tf_input.tokenizers.hf.spec import check_flag
 from tf_input.tokenizers.hf.spec import flatten
 from tf_input.tokenizers.hf.spec import unsupported
 
-__all__ = ["Normalizer", "reference_normalize"]
+__all__ = ["Normalizer", "reference_normalize", "replacement"]
 
 _SUPPORTED = (
     "NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Precompiled, Replace, "
@@ -100,7 +100,7 @@ class Normalizer(tf.Module):
             right = check_flag(spec, "strip_right", True, self.where)
             return lambda texts: _strip(texts, left, right)
         if kind == "Replace":
-            return self._replace(spec)
+            return replacement(spec, self.where)
         raise unsupported(
             self.where, "normalizer", kind, _SUPPORTED, _UNSUPPORTED
         )
@@ -116,49 +116,53 @@ class Normalizer(tf.Module):
         self._tables.append(op)
         return op
 
-    def _replace(self, spec):
-        pattern, content = spec.get("pattern"), spec.get("content")
-        if not isinstance(content, str):
-            raise SpecError(
-                f"{self.where}: Replace needs a string 'content'. "
-                f"Received: {content!r}."
-            )
-        if isinstance(pattern, dict) and set(pattern) == {"String"}:
-            text = pattern["String"]
-            if not isinstance(text, str):
-                raise SpecError(
-                    f"{self.where}: a Replace String pattern must be a "
-                    f"string. Received: {text!r}."
-                )
-            if not text:  # HF: an empty pattern matches nothing
-                return None
-            re2 = "".join(CodePoints.of(c).re2() for c in text)
-        elif isinstance(pattern, dict) and set(pattern) == {"Regex"}:
-            try:
-                tree = regex.parse(pattern["Regex"])
-                re2 = regex.to_re2(tree)
-            except SpecError as error:
-                raise SpecError(f"{self.where}: {error}") from None
-            if regex.nullable(tree):
-                raise SpecError(
-                    f"{self.where}: the Replace pattern "
-                    f"{pattern['Regex']!r} can match the empty string, "
-                    "which is not supported."
-                )
-        else:
-            raise SpecError(
-                f"{self.where}: a Replace 'pattern' must be "
-                '{"String": ...} or {"Regex": ...}. '
-                f"Received: {pattern!r}."
-            )
-        rewrite = content.replace("\\", "\\\\")
-        return lambda texts: tf.strings.regex_replace(texts, re2, rewrite)
-
     def __call__(self, texts):
         """`[M]` valid UTF-8 strings -> normalized `[M]` strings."""
         for op in self._plain.ops:
             texts = op(texts)
         return texts
+
+
+def replacement(spec, where):
+    """The op of a `Replace` (a normalizer, or a decoder on each token):
+    `[M]` strings -> `[M]` strings with every match of the pattern (a
+    `String` or an Oniguruma `Regex`) replaced by `content`, or None for
+    an empty `String` pattern (HF: it matches nothing)."""
+    pattern, content = spec.get("pattern"), spec.get("content")
+    if not isinstance(content, str):
+        raise SpecError(
+            f"{where}: Replace needs a string 'content'. Received: {content!r}."
+        )
+    if isinstance(pattern, dict) and set(pattern) == {"String"}:
+        text = pattern["String"]
+        if not isinstance(text, str):
+            raise SpecError(
+                f"{where}: a Replace String pattern must be a "
+                f"string. Received: {text!r}."
+            )
+        if not text:
+            return None
+        re2 = "".join(CodePoints.of(c).re2() for c in text)
+    elif isinstance(pattern, dict) and set(pattern) == {"Regex"}:
+        try:
+            tree = regex.parse(pattern["Regex"])
+            re2 = regex.to_re2(tree)
+        except SpecError as error:
+            raise SpecError(f"{where}: {error}") from None
+        if regex.nullable(tree):
+            raise SpecError(
+                f"{where}: the Replace pattern "
+                f"{pattern['Regex']!r} can match the empty string, "
+                "which is not supported."
+            )
+    else:
+        raise SpecError(
+            f"{where}: a Replace 'pattern' must be "
+            '{"String": ...} or {"Regex": ...}. '
+            f"Received: {pattern!r}."
+        )
+    rewrite = content.replace("\\", "\\\\")
+    return lambda texts: tf.strings.regex_replace(texts, re2, rewrite)
 
 
 def _prepend(texts, prefix):

@@ -4,10 +4,11 @@ As a pre-tokenizer (SentencePiece style) it turns every space into "▁"
 and puts a "▁" in front of a text segment that does not start with one:
 every segment (`prepend_scheme` "always"), only the one at the start of
 its line ("first"), or none ("never"); with `split` on, a segment is then
-cut before each "▁" (HF's `MergedWithNext`). As a decoder it turns "▁"
-back into spaces, and drops every "▁" of a line's first token (unless the
-scheme is "never"). `tokenizer.json` files describe both roles with the
-same fields, so `Metaspace.from_spec` reads either.
+cut before each "▁" (HF's `MergedWithNext`). As a decoder (`decoders`
+runs it) it turns "▁" back into spaces, and drops every "▁" of a line's
+first token (unless the scheme is "never"). `tokenizer.json` files
+describe both roles with the same fields, so `Metaspace.from_spec` reads
+either.
 """
 
 from __future__ import annotations
@@ -75,29 +76,3 @@ class Metaspace:
                 prepend = prepend & first
             spaced = tf.where(prepend, SPACE + spaced, spaced)
         return tf.where(is_token, segments, spaced)
-
-    # --- Decoder ------------------------------------------------------------
-    def decoder(self, tokens):
-        """The decoder for the token strings `tokens` (build it inside
-        `tf.init_scope`): `[N, None]` ragged ids -> `[N]` strings."""
-        return _MetaspaceDecoder(tokens, self.prepend_scheme != "never")
-
-
-class _MetaspaceDecoder:
-    def __init__(self, tokens, strip_first):
-        self.strip_first = strip_first
-        self.texts = tf.constant(
-            [t.replace(SPACE, " ").encode() for t in tokens]
-        )
-        self.first_texts = tf.constant(
-            [t.replace(SPACE, "").encode() for t in tokens]
-        )
-
-    def __call__(self, ids):
-        values = ids.values
-        texts = tf.gather(self.texts, values)
-        if self.strip_first:
-            size = tf.size(values, out_type=tf.int64)
-            first = marks(ids.row_splits[:-1], size + 1)[:-1] > 0
-            texts = tf.where(first, tf.gather(self.first_texts, values), texts)
-        return tf.strings.reduce_join(ids.with_flat_values(texts), axis=1)
