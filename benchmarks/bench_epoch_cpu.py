@@ -20,7 +20,9 @@ in the JSON), alternating, several times each, then compare:
     python benchmarks/bench_epoch_cpu.py --compare 'a*.json' 'b*.json'
 
 `--compare` prints, per corpus and mode, the median CPU ms per epoch of
-each side over all its runs and rounds, and the ratio b / a.
+each side over all its runs and rounds, and the ratio b / a; then the
+same for wall time (recorded beside it: noisier, but it shows a change of
+parallelism, which CPU time does not).
 
 Run: python benchmarks/bench_epoch_cpu.py [--rounds 3] [--lines 100000]
     [--modes longest pack] [--json out.json]
@@ -68,10 +70,11 @@ def epoch_runner(dataset):
     return run
 
 
-def cpu_seconds(run):
-    start = time.process_time()
+def seconds(run):
+    """`(CPU seconds, wall seconds)` of one call of `run`."""
+    cpu, wall = time.process_time(), time.perf_counter()
     run()
-    return time.process_time() - start
+    return time.process_time() - cpu, time.perf_counter() - wall
 
 
 def measure(args):
@@ -106,19 +109,23 @@ def measure(args):
             many[mode] = epoch_runner(dataset.repeat(epochs + 1))
         for round_ in range(args.rounds):
             for mode in once:  # modes interleaved within each round
-                one = cpu_seconds(once[mode])
-                more = cpu_seconds(many[mode])
+                (cpu_one, wall_one), (cpu, wall) = (
+                    seconds(once[mode]),
+                    seconds(many[mode]),
+                )
                 rows.append(
                     dict(
                         corpus=corpus,
                         mode=mode,
                         round=round_,
-                        cpu_ms_per_epoch=1000 * (more - one) / epochs,
+                        cpu_ms_per_epoch=1000 * (cpu - cpu_one) / epochs,
+                        wall_ms_per_epoch=1000 * (wall - wall_one) / epochs,
                     )
                 )
                 print(
                     f"{corpus} {mode} round {round_}: "
-                    f"{rows[-1]['cpu_ms_per_epoch']:.0f} CPU ms / epoch",
+                    f"{rows[-1]['cpu_ms_per_epoch']:.0f} CPU ms, "
+                    f"{rows[-1]['wall_ms_per_epoch']:.0f} wall ms / epoch",
                     flush=True,
                 )
     return dict(
@@ -128,9 +135,9 @@ def measure(args):
     )
 
 
-def compare(a_pattern, b_pattern):
-    """Median CPU ms per epoch of each side, and b / a, per corpus and
-    mode; the printed table is Markdown."""
+def compare(a_pattern, b_pattern, key="cpu_ms_per_epoch"):
+    """Median `key` (CPU or wall ms per epoch) of each side, and b / a,
+    per corpus and mode; the printed table is Markdown."""
 
     def load(pattern):
         files = sorted(glob.glob(pattern))
@@ -140,19 +147,24 @@ def compare(a_pattern, b_pattern):
         values = {}
         for run in runs:
             for row in run["rows"]:
-                key = (row["corpus"], row["mode"])
-                values.setdefault(key, []).append(row["cpu_ms_per_epoch"])
+                if key in row:  # files without wall times have none
+                    values.setdefault((row["corpus"], row["mode"]), []).append(
+                        row[key]
+                    )
         return values, len(files), runs[0]["tf_input"]
 
     a, a_runs, a_path = load(a_pattern)
     b, b_runs, b_path = load(b_pattern)
     print(f"a: {a_path} ({a_runs} runs); b: {b_path} ({b_runs} runs)")
-    print("| corpus | mode | a CPU ms / epoch | b CPU ms / epoch | b / a |")
+    what = key.replace("_ms_per_epoch", "").replace("cpu", "CPU")
+    print(
+        f"| corpus | mode | a {what} ms / epoch | b {what} ms / epoch | b / a |"
+    )
     print("|---|---|---:|---:|---:|")
-    for key in sorted(set(a) | set(b)):
-        corpus, mode = key
-        ma = statistics.median(a[key]) if key in a else None
-        mb = statistics.median(b[key]) if key in b else None
+    for pair in sorted(set(a) | set(b)):
+        corpus, mode = pair
+        ma = statistics.median(a[pair]) if pair in a else None
+        mb = statistics.median(b[pair]) if pair in b else None
         ratio = f"{mb / ma:.3f}" if ma and mb else "–"
         show = [("–" if m is None else f"{m:,.0f}") for m in (ma, mb)]
         print(f"| {corpus} | {mode} | {show[0]} | {show[1]} | {ratio} |")
@@ -175,6 +187,7 @@ def main():
     args = parser.parse_args()
     if args.compare:
         compare(*args.compare)
+        compare(*args.compare, key="wall_ms_per_epoch")
         return
     result = measure(args)
     if args.json:
