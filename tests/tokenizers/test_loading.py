@@ -403,7 +403,7 @@ def test_skip_special_tokens_like_the_reference(name):
         rows.append(row)
     assert_decodes_like_reference(name, tokenizer, rows)
     assert_decodes_like_reference(name, tokenizer, rows, skip=True)
-    with pytest.raises(ValueError, match="skip_special_tokens"):
+    with pytest.raises(TypeError, match="skip_special_tokens='yes'"):
         tokenizer.detokenize(rows[0], skip_special_tokens="yes")
 
 
@@ -744,6 +744,15 @@ def test_bad_rank_files(tmp_path):
     path.write_bytes(b"IQ== 0\nIg== 1\n")
     with pytest.raises(ValueError, match="is a rank"):
         load_tokenizer(path, pattern="gpt2", special_token_ids={"<x>": 1})
+    for kwargs, message in [
+        ({"pattern": 3}, r"`pattern` must be a name or a regex"),
+        ({"special_token_ids": ["<x>"]}, "`special_token_ids` must be a dict"),
+        ({"special_token_ids": {"<x>": "5"}}, r"special_token_ids\['<x>'\]"),
+        ({"special_token_ids": {5: 5}}, "Received the key 5 \\(of type int"),
+        ({"split_special_tokens": 1}, "`split_special_tokens` must be True"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            load_tokenizer(path, **{"pattern": "gpt2", **kwargs})
     with pytest.raises(ValueError, match="for tiktoken rank files"):
         load_tokenizer(LLM / "qwen3", pattern="cl100k")
 
@@ -751,7 +760,7 @@ def test_bad_rank_files(tmp_path):
 def test_bad_arguments():
     with pytest.raises(TypeError, match="`path` must be"):
         load_tokenizer(3)
-    with pytest.raises(ValueError, match="`add_special_tokens` must be"):
+    with pytest.raises(TypeError, match="`add_special_tokens` must be"):
         load_tokenizer(LLM / "qwen3", add_special_tokens="yes")
     with pytest.raises(TypeError, match="Unknown option"):
         load_tokenizer(LLM / "bert_uncased", lowercase=False)

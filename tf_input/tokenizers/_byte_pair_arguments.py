@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from tf_input._validation import check_type
 from tf_input.tokenizers._assets import json_asset
 
 # Tokens kept whole by default (`unsplittable_tokens=None`), and the
@@ -205,21 +206,19 @@ def read_asset(data, source):
     }
 
 
-def check_options(pretokenizer, ignore_merges, split_special_tokens):
-    if not (pretokenizer in ("gpt2", None) or isinstance(pretokenizer, dict)):
+def check_pretokenizer(pretokenizer):
+    """`pretokenizer` if it is `"gpt2"`, None or a dict (a `tokenizer.json`
+    `pre_tokenizer`, checked when it is compiled)."""
+    expected = (
+        "'gpt2', None or a Hugging Face pre_tokenizer description (a dict)"
+    )
+    check_type("pretokenizer", pretokenizer, (str, dict, type(None)), expected)
+    if isinstance(pretokenizer, str) and pretokenizer != "gpt2":
         raise ValueError(
-            "`pretokenizer` must be one of ('gpt2', None) or a Hugging "
-            "Face pre_tokenizer description (a dict). Received: "
-            f"pretokenizer={pretokenizer!r}."
+            f"`pretokenizer` must be {expected}. "
+            f"Received: pretokenizer={pretokenizer!r}."
         )
-    for name, value in (
-        ("ignore_merges", ignore_merges),
-        ("split_special_tokens", split_special_tokens),
-    ):
-        if not isinstance(value, bool):
-            raise ValueError(
-                f"`{name}` must be True or False. Received: {name}={value!r}."
-            )
+    return pretokenizer
 
 
 def renamed_special_tokens(kwargs, unsplittable_tokens):
@@ -252,8 +251,11 @@ def check_unsplittable(tokens, vocabulary):
             f"Received: unsplittable_tokens={tokens!r}."
         )
     out = []
-    for token in tokens:
-        if not isinstance(token, str) or not token:
+    for i, token in enumerate(tokens):
+        check_type(
+            f"unsplittable_tokens[{i}]", token, str, "a non-empty string"
+        )
+        if not token:
             raise ValueError(
                 "`unsplittable_tokens` must contain non-empty strings. "
                 f"Received: {token!r} in unsplittable_tokens={tokens!r}."
@@ -287,6 +289,7 @@ def role_ids(roles, unsplittable, index):
             raise ValueError(
                 f"`roles` keys must be among {_ROLES}. Received: {role!r}."
             )
+        check_type(f"roles[{role!r}]", token, str, "a token (str)")
         if token not in index:
             raise ValueError(
                 f"`roles`: the {role} token {token!r} is not a token of "

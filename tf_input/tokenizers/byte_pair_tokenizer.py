@@ -47,12 +47,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._validation import check_bool
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers._byte_level import ALPHABET
 from tf_input.tokenizers._byte_level import rank_pairs
 from tf_input.tokenizers._byte_level import token_to_bytes
-from tf_input.tokenizers._byte_pair_arguments import check_options
+from tf_input.tokenizers._byte_pair_arguments import check_pretokenizer
 from tf_input.tokenizers._byte_pair_arguments import check_unsplittable
 from tf_input.tokenizers._byte_pair_arguments import load_merges
 from tf_input.tokenizers._byte_pair_arguments import load_vocabulary
@@ -195,14 +196,15 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             kwargs, unsplittable_tokens
         )
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        check_options(pretokenizer, ignore_merges, split_special_tokens)
         if unsplittable_tokens is not None and added_tokens is not None:
             raise ValueError(
                 "Pass either `unsplittable_tokens` or `added_tokens`, not both."
             )
-        self.pretokenizer = pretokenizer
-        self.ignore_merges = ignore_merges
-        self.split_special_tokens = split_special_tokens
+        self.pretokenizer = check_pretokenizer(pretokenizer)
+        self.ignore_merges = check_bool("ignore_merges", ignore_merges)
+        self.split_special_tokens = check_bool(
+            "split_special_tokens", split_special_tokens
+        )
         self._pre = PreTokenizer(pretokenizer)
         self._normalizer = Normalizer(normalizer)
         self._init_asset()

@@ -16,6 +16,7 @@ import os
 
 import tensorflow as tf
 
+from tf_input._validation import check_bool
 from tf_input.tokenizers._assets import Recent
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.base import Untracked
@@ -52,7 +53,9 @@ class JsonFileTokenizer(Tokenizer):
         self._roles_arg = roles
         self._templates_arg = templates
         self._expected_sha256 = None
-        self.split_special_tokens = split_special_tokens
+        self.split_special_tokens = check_bool(
+            "split_special_tokens", split_special_tokens
+        )
         self._plain = Untracked()  # large Python data, out of tracking
         if tokenizer_json is not _LATER:
             self._setup(tokenizer_json)

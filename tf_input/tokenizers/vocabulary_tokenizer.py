@@ -7,7 +7,9 @@ import collections
 import keras
 import tensorflow as tf
 
+from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
+from tf_input._validation import check_type
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.base import Tokenizer
 
@@ -88,23 +90,8 @@ class VocabularyTokenizer(Tokenizer):
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
         self.split = check_one_of("split", split, SPLITS)
-        specials = tuple(specials)
-        if (
-            len(specials) != 4
-            or not all(isinstance(s, str) and s for s in specials)
-            or len(set(specials)) != 4
-        ):
-            raise ValueError(
-                "`specials` must be 4 distinct non-empty strings: the "
-                "padding, start, end and unknown tokens. "
-                f"Received: specials={specials!r}."
-            )
-        self.specials = specials
-        if not isinstance(lowercase, bool):
-            raise ValueError(
-                f"`lowercase` must be True or False. Received: {lowercase!r}."
-            )
-        self.lowercase = lowercase
+        self.specials = _checked_specials(specials)
+        self.lowercase = check_bool("lowercase", lowercase)
         self._vocabulary = None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
@@ -112,13 +99,11 @@ class VocabularyTokenizer(Tokenizer):
     # --- Vocabulary ---------------------------------------------------------
     def set_vocabulary(self, vocabulary: list[str]) -> None:
         """Sets the vocabulary: all tokens in id order, specials included."""
-        if isinstance(vocabulary, (str, bytes)) or not all(
-            isinstance(token, str) for token in vocabulary
-        ):
-            raise ValueError(
-                "`vocabulary` must be a list of token strings. "
-                f"Received: vocabulary of type {type(vocabulary).__name__}."
-            )
+        check_type(
+            "vocabulary", vocabulary, (list, tuple), "a list of token strings"
+        )
+        for i, token in enumerate(vocabulary):
+            check_type(f"vocabulary[{i}]", token, str, "a token string")
         vocabulary = list(vocabulary)
         missing = [s for s in self.specials if s not in vocabulary]
         counts = collections.Counter(vocabulary)
@@ -238,3 +223,20 @@ class VocabularyTokenizer(Tokenizer):
             "specials": list(self.specials),
             "lowercase": self.lowercase,
         }
+
+
+def _checked_specials(specials):
+    """`specials` as a tuple of 4 distinct non-empty strings."""
+    expected = (
+        "4 distinct non-empty strings: the padding, start, end and unknown "
+        "tokens"
+    )
+    check_type("specials", specials, (list, tuple), expected)
+    for i, token in enumerate(specials):
+        check_type(f"specials[{i}]", token, str, "a non-empty string")
+    specials = tuple(specials)
+    if len(specials) != 4 or not all(specials) or len(set(specials)) != 4:
+        raise ValueError(
+            f"`specials` must be {expected}. Received: specials={specials!r}."
+        )
+    return specials

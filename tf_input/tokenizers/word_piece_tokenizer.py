@@ -13,7 +13,9 @@ import os
 
 import keras
 
+from tf_input._validation import check_bool
 from tf_input._validation import check_positive_int
+from tf_input._validation import check_type
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers._assets import json_asset
@@ -162,23 +164,16 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        if not isinstance(lowercase, bool):
-            raise ValueError(
-                "`lowercase` must be True or False. "
-                f"Received: lowercase={lowercase!r}."
-            )
-        if strip_accents is not None and not isinstance(strip_accents, bool):
-            raise ValueError(
-                "`strip_accents` must be None, True or False. "
-                f"Received: strip_accents={strip_accents!r}."
-            )
-        if not isinstance(unknown_token, str) or not unknown_token:
+        self.lowercase = check_bool("lowercase", lowercase)
+        self.strip_accents = check_bool(
+            "strip_accents", strip_accents, allow_none=True
+        )
+        check_type("unknown_token", unknown_token, str, "a non-empty string")
+        if not unknown_token:
             raise ValueError(
                 "`unknown_token` must be a non-empty string. "
                 f"Received: unknown_token={unknown_token!r}."
             )
-        self.lowercase = lowercase
-        self.strip_accents = strip_accents
         self.unknown_token = unknown_token
         self.max_word_length = check_positive_int(
             "max_word_length", max_word_length
