@@ -30,6 +30,7 @@ import pytest
 from tests.testing import sentencepiece_model
 from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import SentencePieceTokenizer
+from tf_input.tokenizers import VocabularyTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
 from tf_input.tokenizers import _assets
 
@@ -40,6 +41,7 @@ BPE_MERGES = ["a b", "Ġ ab", "ab c"]
 WP_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "##s"]
 WP_VOCAB += ["sat", "."]
 TEXTS = ["abc abc", "ab<|endoftext|>", "The cats sat.", "dogs"]
+SPECIALS = ["<pad>", "<sos>", "<eos>", "<unk>"]
 
 
 def _byte_pair():
@@ -48,6 +50,12 @@ def _byte_pair():
 
 def _word_piece():
     return WordPieceTokenizer(WP_VOCAB, name="word_piece")
+
+
+def _vocabulary():
+    tokenizer = VocabularyTokenizer(name="vocabulary")
+    tokenizer.adapt(TEXTS)
+    return tokenizer
 
 
 def _sentence_piece():
@@ -68,6 +76,7 @@ FAMILIES = {
         "sentencepiece.model",
         "proto_sha256",
     ),
+    "vocabulary": (_vocabulary, "vocabulary.json", "vocabulary_sha256"),
 }
 
 
@@ -199,7 +208,12 @@ def test_a_layer_waiting_for_its_asset_says_so(family, tmp_path):
 
 @pytest.mark.parametrize(
     "family, bad",
-    [("byte_pair", b"[1, 2]"), ("byte_pair", b"\xff"), ("word_piece", b"{}")],
+    [
+        ("byte_pair", b"[1, 2]"),
+        ("byte_pair", b"\xff"),
+        ("word_piece", b"{}"),
+        ("vocabulary", b'["<pad>", 1]'),
+    ],
 )
 def test_an_unreadable_asset_names_the_file(family, bad, tmp_path):
     make, asset, key = FAMILIES[family]
@@ -241,3 +255,77 @@ def test_keras_files_of_0_1_0_dev0_still_load(name, want, tmp_path):
     assert new_config["vocabulary"] is None
     assert len(new_config["vocabulary_sha256"]) == 64
     assert keras.saving.load_model(again).layers[0](texts).to_list() == want
+
+
+def _layer_config(path):
+    with zipfile.ZipFile(path) as archive:
+        return json.loads(archive.read("config.json"))
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_vocabulary_tokenizer_saved_before_adapt_loads_without_one(
+    fresh, tmp_path, fresh_process
+):
+    """Its config names no file (digest None) and its `.keras` file holds
+    none; it loads as it was saved, ready for `adapt`."""
+    tokenizer = VocabularyTokenizer(split="character", name="vocabulary")
+    config = tokenizer.get_config()
+    assert config["vocabulary"] is None
+    assert config["vocabulary_sha256"] is None
+    clone = VocabularyTokenizer.from_config(config)
+    assert (
+        repr(clone)
+        == "<VocabularyTokenizer name='vocabulary', no vocabulary yet>"
+    )
+    path = _save(tokenizer, tmp_path / "t.keras")
+    with zipfile.ZipFile(path) as archive:
+        assert not [n for n in archive.namelist() if n.startswith("assets/")]
+    if fresh:
+        fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded.get_config() == config
+    with pytest.raises(ValueError, match="no vocabulary yet.*adapt"):
+        loaded(["ab"])
+    loaded.adapt(["ab"])
+    assert loaded.get_vocabulary() == SPECIALS + ["a", "b"]
+    assert loaded(["ba"]).to_list() == [[5, 4]]
+
+
+def test_a_vocabulary_tokenizer_config_keeps_up_with_adapt(tmp_path):
+    """`adapt` again changes the digest and the saved file."""
+    tokenizer = _vocabulary()
+    first = tokenizer.get_config()["vocabulary_sha256"]
+    tokenizer.adapt(["other words"])
+    second = tokenizer.get_config()["vocabulary_sha256"]
+    assert first != second
+    path = _save(tokenizer, tmp_path / "t.keras")
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded.get_vocabulary() == SPECIALS + ["other", "words"]
+
+
+def test_vocabulary_tokenizer_configs_holding_the_vocabulary_still_load(
+    tmp_path, fresh_process
+):
+    """Configs written before the vocabulary became an asset hold the
+    token list itself (and a `.keras` file no asset)."""
+    tokenizer = _vocabulary()
+    tokens = tokenizer.get_vocabulary()
+    old_config = {**tokenizer.get_config(), "vocabulary": tokens}
+    del old_config["vocabulary_sha256"]
+    fresh_process()
+    layer = VocabularyTokenizer.from_config(old_config)
+    assert layer.get_vocabulary() == tokens
+    assert layer(TEXTS).to_list() == tokenizer(TEXTS).to_list()
+    # The same as a `.keras` file: the old layer config, no asset.
+    path = _save(tokenizer, tmp_path / "t.keras")
+    saved = _layer_config(path)
+    saved["config"]["layers"][0]["config"] = old_config
+    _rewrite(
+        path,
+        drop=[_asset_member(path, "vocabulary.json")],
+        replace={"config.json": json.dumps(saved).encode()},
+    )
+    fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded(TEXTS).to_list() == tokenizer(TEXTS).to_list()
+    assert loaded.get_config() == tokenizer.get_config()

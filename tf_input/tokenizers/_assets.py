@@ -64,6 +64,25 @@ def json_asset(data, source, owner):
         ) from None
 
 
+def token_list_asset(data, source, owner):
+    """The tokens of an asset that is a JSON list of strings (id order);
+    a `ValueError` naming `source` and `owner` if it is not."""
+    tokens = json_asset(data, source, owner)
+    if not isinstance(tokens, list) or not all(
+        isinstance(token, str) for token in tokens
+    ):
+        raise ValueError(
+            f"{owner} could not read {source}: expected a JSON list of "
+            f"tokens (strings). Received: a {type(tokens).__name__}."
+        )
+    return tokens
+
+
+def token_list_bytes(tokens):
+    """The asset of `token_list_asset`: `tokens` as a UTF-8 JSON list."""
+    return json.dumps(list(tokens), ensure_ascii=False).encode("utf-8")
+
+
 class _FromAssets:
     """The vocabulary argument of a layer that waits for `load_assets`."""
 
@@ -103,7 +122,9 @@ class VocabularyAsset:
     A subclass sets `asset_name` (the file in its asset folder) and
     `digest_key` (the config key of the file's SHA-256) and implements:
 
-    * `_asset_bytes()`: the file's contents;
+    * `_asset_bytes()`: the file's contents, or None while there is no
+      vocabulary to save (a `VocabularyTokenizer` before `adapt`): then
+      the config's digest is None and no file is written;
     * `_load_asset_bytes(data, source)`: builds the vocabulary from them
       (a `ValueError` naming `source` if they are bad);
     * `_config_has_vocabulary(config)`: True for a config that holds the
@@ -149,11 +170,18 @@ class VocabularyAsset:
 
     def _remembered_asset(self):
         """The asset's bytes, computed once, and their digest, kept by
-        `KNOWN` for same-process clones."""
+        `KNOWN` for same-process clones (None: no vocabulary yet)."""
         self._check_ready()
         if self._asset_state.data is None:
             self._asset_state.data = self._asset_bytes()
+        if self._asset_state.data is None:
+            return None
         return KNOWN.remember(self._asset_state.data)
+
+    def _vocabulary_changed(self):
+        """Forgets the asset's bytes computed for the previous vocabulary
+        (for a class whose vocabulary can be set again)."""
+        self._asset_state.data = None
 
     def _asset_config(self):
         return {self.digest_key: self._remembered_asset()}
@@ -174,7 +202,8 @@ class VocabularyAsset:
         return layer
 
     def save_assets(self, dir_path):
-        self._remembered_asset()
+        if self._remembered_asset() is None:
+            return  # No vocabulary yet: nothing to save.
         with open(os.path.join(dir_path, self.asset_name), "wb") as f:
             f.write(self._asset_state.data)
 

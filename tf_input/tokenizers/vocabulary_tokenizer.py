@@ -10,6 +10,10 @@ import tensorflow as tf
 from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
 from tf_input._validation import check_type
+from tf_input.tokenizers._assets import FROM_ASSETS
+from tf_input.tokenizers._assets import VocabularyAsset
+from tf_input.tokenizers._assets import token_list_asset
+from tf_input.tokenizers._assets import token_list_bytes
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.base import Tokenizer
 
@@ -20,7 +24,7 @@ _WHITESPACE = r"[\s\x{0b}\p{Z}\x{85}\x{1c}-\x{1f}]+"
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class VocabularyTokenizer(Tokenizer):
+class VocabularyTokenizer(VocabularyAsset, Tokenizer):
     """Splits text into words or characters and maps each to its id.
 
     The tokenizer of the "write a Transformer by hand" tutorials, in the
@@ -40,6 +44,11 @@ class VocabularyTokenizer(Tokenizer):
     the vocabulary maps to the unknown token. `detokenize` joins the pieces
     with a space (with `""` for `"character"`), so split numbers come back as
     separate digits.
+
+    A `.keras` file keeps the vocabulary as an asset (`vocabulary.json`;
+    the config holds its SHA-256). A tokenizer saved before `adapt` has
+    no vocabulary in its config or its file (its digest is None), and is
+    loaded without one.
 
     Args:
         vocabulary: list of str or None. All tokens in id order, which must
@@ -92,6 +101,7 @@ class VocabularyTokenizer(Tokenizer):
         self.split = check_one_of("split", split, SPLITS)
         self.specials = _checked_specials(specials)
         self.lowercase = check_bool("lowercase", lowercase)
+        self._init_asset()
         self._vocabulary = None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
@@ -127,6 +137,7 @@ class VocabularyTokenizer(Tokenizer):
         roles = dict(zip(("pad", "bos", "eos", "unk"), self.specials))
         self._start_ids = [self._index()[roles["bos"]]]
         self._end_ids = [self._index()[roles["eos"]]]
+        self._vocabulary_changed()
 
     def adapt(self, texts, batch_size: int = 1024) -> None:
         """Builds the vocabulary from texts: specials, then first-seen order.
@@ -152,6 +163,7 @@ class VocabularyTokenizer(Tokenizer):
         self.set_vocabulary([token.decode("utf-8") for token in seen])
 
     def get_vocabulary(self) -> list[str]:
+        self._check_ready()
         if self._vocabulary is None:
             raise ValueError(self._no_vocabulary())
         return list(self._vocabulary)
@@ -218,11 +230,46 @@ class VocabularyTokenizer(Tokenizer):
     def get_config(self):
         return {
             **super().get_config(),
-            "vocabulary": self._vocabulary,
+            # Saved as an asset, named by `vocabulary_sha256` (`_assets`).
+            "vocabulary": None,
             "split": self.split,
             "specials": list(self.specials),
             "lowercase": self.lowercase,
+            **self._asset_config(),
         }
+
+    # --- The vocabulary as a Keras asset (`_assets`) -------------------------
+    asset_name = "vocabulary.json"
+    digest_key = "vocabulary_sha256"
+
+    def _waiting_for_asset(self):
+        # A config without a digest is one taken before `adapt`: such a
+        # layer waits for nothing.
+        expected = self._asset_state.expected_sha256
+        return self._vocabulary is None and expected is not None
+
+    def _asset_bytes(self):
+        if self._vocabulary is None:
+            return None
+        return token_list_bytes(self._vocabulary)
+
+    def _load_asset_bytes(self, data, source):
+        self.set_vocabulary(token_list_asset(data, source, type(self).__name__))
+
+    @classmethod
+    def _config_has_vocabulary(cls, config):
+        return isinstance(config.get("vocabulary"), list)
+
+    @classmethod
+    def _vocabulary_kwargs(cls, data):
+        if data is FROM_ASSETS:
+            # No vocabulary until `load_assets` gives the one the config
+            # names (or, for a config without a digest, until `adapt`).
+            return {"vocabulary": None}
+        tokens = token_list_asset(
+            data, "the remembered vocabulary", cls.__name__
+        )
+        return {"vocabulary": tokens}
 
 
 def _checked_specials(specials):

@@ -8,7 +8,6 @@ corrections that make them give Hugging Face's ids) is the engine in
 
 from __future__ import annotations
 
-import json
 import os
 
 import keras
@@ -18,7 +17,8 @@ from tf_input._validation import check_positive_int
 from tf_input._validation import check_type
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
-from tf_input.tokenizers._assets import json_asset
+from tf_input.tokenizers._assets import token_list_asset
+from tf_input.tokenizers._assets import token_list_bytes
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.engines.bert_tables import SPECIAL_TOKENS
 from tf_input.tokenizers.engines.bert_tables import TRAILING_WHITESPACE
@@ -337,11 +337,12 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         return self.vocabulary is None
 
     def _asset_bytes(self):
-        tokens = list(self.vocabulary)
-        return json.dumps(tokens, ensure_ascii=False).encode("utf-8")
+        return token_list_bytes(self.vocabulary)
 
     def _load_asset_bytes(self, data, source):
-        self._set_vocabulary(_read_asset(data, source))
+        self._set_vocabulary(
+            token_list_asset(data, source, type(self).__name__)
+        )
 
     @classmethod
     def _config_has_vocabulary(cls, config):
@@ -351,15 +352,7 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
     def _vocabulary_kwargs(cls, data):
         if data is FROM_ASSETS:
             return {"vocabulary": FROM_ASSETS}
-        return {"vocabulary": _read_asset(data, "the remembered vocabulary")}
-
-
-def _read_asset(data, source):
-    """The list of tokens of an asset's bytes."""
-    tokens = json_asset(data, source, "WordPieceTokenizer")
-    if not isinstance(tokens, list):
-        raise ValueError(
-            f"WordPieceTokenizer could not read {source}: expected a JSON "
-            f"list of tokens. Received: a {type(tokens).__name__}."
+        tokens = token_list_asset(
+            data, "the remembered vocabulary", cls.__name__
         )
-    return tokens
+        return {"vocabulary": tokens}
