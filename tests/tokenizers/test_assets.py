@@ -17,6 +17,12 @@ The files of tests/tokenizers/data were made by tf_input 0.1.0.dev0:
                   "cat", "##s", "sat", "."]
     wp = WordPieceTokenizer(vocabulary, max_word_length=7, name="word_piece")
     keras.Sequential([wp]).save("word_piece_0.1.0.dev0.keras")
+
+and unigram_0.1.0.dev0.keras by the code before JsonFileTokenizer joined
+`VocabularyAsset` (the same asset and config key, saved by its own code):
+
+    unigram = UnigramTokenizer(json.dumps(UNIGRAM_JSON), name="unigram")
+    keras.Sequential([unigram]).save("unigram_0.1.0.dev0.keras")
 """
 
 import hashlib
@@ -33,6 +39,10 @@ from tf_input.tokenizers import SentencePieceTokenizer
 from tf_input.tokenizers import VocabularyTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
 from tf_input.tokenizers import _assets
+from tf_input.tokenizers.metaspace_byte_pair_tokenizer import (
+    MetaspaceBytePairTokenizer,
+)
+from tf_input.tokenizers.unigram_tokenizer import UnigramTokenizer
 
 DATA = pathlib.Path(__file__).parent / "data"
 BPE_VOCAB = {"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġab": 5, "abc": 6}
@@ -42,6 +52,58 @@ WP_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "##s"]
 WP_VOCAB += ["sat", "."]
 TEXTS = ["abc abc", "ab<|endoftext|>", "The cats sat.", "dogs"]
 SPECIALS = ["<pad>", "<sos>", "<eos>", "<unk>"]
+S = "\u2581"
+UNK = {"id": 0, "content": "<unk>", "special": True, "normalized": False}
+UNIGRAM_JSON = {
+    "model": {
+        "type": "Unigram",
+        "unk_id": 0,
+        "byte_fallback": False,
+        "vocab": [
+            ["<unk>", 0.0], [S + "abc", -1.0], [S + "the", -1.5],
+            ["s", -2.0], ["a", -3.0], ["b", -3.0], ["c", -3.0], [S, -2.5],
+            ["cat", -2.0], [S + "sat", -2.0], [".", -2.0],
+        ],
+    },
+    "normalizer": None,
+    "pre_tokenizer": {
+        "type": "Metaspace", "replacement": S, "prepend_scheme": "always",
+        "split": True,
+    },
+    "decoder": {
+        "type": "Metaspace", "replacement": S, "prepend_scheme": "always",
+        "split": True,
+    },
+    "added_tokens": [UNK],
+}  # fmt: skip
+# Llama 2's shape: a Metaspace without split, the SentencePiece decoder.
+METASPACE_BPE_JSON = {
+    "model": {
+        "type": "BPE",
+        "unk_token": "<unk>",
+        "fuse_unk": True,
+        "vocab": {
+            "<unk>": 0, S: 1, "a": 2, "b": 3, "c": 4, "ab": 5, S + "ab": 6,
+            "abc": 7, S + "abc": 8,
+        },
+        "merges": [["a", "b"], [S, "ab"], ["ab", "c"], [S + "ab", "c"]],
+    },
+    "normalizer": None,
+    "pre_tokenizer": {
+        "type": "Metaspace", "replacement": S, "prepend_scheme": "first",
+        "split": False,
+    },
+    "decoder": {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Replace", "pattern": {"String": S}, "content": " "},
+            {"type": "ByteFallback"},
+            {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+        ],
+    },
+    "added_tokens": [UNK],
+}  # fmt: skip
 
 
 def _byte_pair():
@@ -56,6 +118,15 @@ def _vocabulary():
     tokenizer = VocabularyTokenizer(name="vocabulary")
     tokenizer.adapt(TEXTS)
     return tokenizer
+
+
+def _unigram():
+    return UnigramTokenizer(json.dumps(UNIGRAM_JSON), name="unigram")
+
+
+def _metaspace_byte_pair():
+    text = json.dumps(METASPACE_BPE_JSON)
+    return MetaspaceBytePairTokenizer(text, name="metaspace_byte_pair")
 
 
 def _sentence_piece():
@@ -77,7 +148,15 @@ FAMILIES = {
         "proto_sha256",
     ),
     "vocabulary": (_vocabulary, "vocabulary.json", "vocabulary_sha256"),
+    "unigram": (_unigram, "tokenizer.json", "tokenizer_json_sha256"),
+    "metaspace_byte_pair": (
+        _metaspace_byte_pair,
+        "tokenizer.json",
+        "tokenizer_json_sha256",
+    ),
 }
+# The argument that the asset replaces, None in every config.
+IN_THE_ASSET = ("vocabulary", "merges", "proto", "tokenizer_json")
 
 
 @pytest.fixture
@@ -119,7 +198,7 @@ def test_config_names_the_asset_by_digest(family, tmp_path):
     make, asset, key = FAMILIES[family]
     tokenizer = make()
     config = tokenizer.get_config()
-    assert config.get("vocabulary") is None and config.get("merges") is None
+    assert all(config.get(name) is None for name in IN_THE_ASSET)
     path = _save(tokenizer, tmp_path / "t.keras")
     with zipfile.ZipFile(path) as archive:
         data = archive.read(_asset_member(path, asset))
@@ -213,6 +292,9 @@ def test_a_layer_waiting_for_its_asset_says_so(family, tmp_path):
         ("byte_pair", b"\xff"),
         ("word_piece", b"{}"),
         ("vocabulary", b'["<pad>", 1]'),
+        ("unigram", b"\xff"),
+        ("unigram", b"[1]"),
+        ("metaspace_byte_pair", b'{"model": {"type": "BPE"}}'),
     ],
 )
 def test_an_unreadable_asset_names_the_file(family, bad, tmp_path):
@@ -329,3 +411,19 @@ def test_vocabulary_tokenizer_configs_holding_the_vocabulary_still_load(
     loaded = keras.saving.load_model(path).layers[0]
     assert loaded(TEXTS).to_list() == tokenizer(TEXTS).to_list()
     assert loaded.get_config() == tokenizer.get_config()
+
+
+def test_a_unigram_keras_file_saved_before_the_mixin_still_loads(
+    tmp_path, fresh_process
+):
+    """Its asset and config key are those of today's files."""
+    want = _unigram()(TEXTS).to_list()
+    config = _layer_config(DATA / "unigram_0.1.0.dev0.keras")
+    old = config["config"]["layers"][0]["config"]
+    assert old["tokenizer_json"] is None
+    assert len(old["tokenizer_json_sha256"]) == 64
+    fresh_process()  # The text comes from the asset.
+    loaded = keras.saving.load_model(DATA / "unigram_0.1.0.dev0.keras")
+    assert loaded.layers[0](TEXTS).to_list() == want
+    again = _save(loaded.layers[0], tmp_path / "again.keras")
+    assert keras.saving.load_model(again).layers[0](TEXTS).to_list() == want
