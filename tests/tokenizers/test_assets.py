@@ -427,3 +427,72 @@ def test_a_unigram_keras_file_saved_before_the_mixin_still_loads(
     assert loaded.layers[0](TEXTS).to_list() == want
     again = _save(loaded.layers[0], tmp_path / "again.keras")
     assert keras.saving.load_model(again).layers[0](TEXTS).to_list() == want
+
+
+def _with_added_tokens(count):
+    """The small BPE with `count` added tokens after its vocabulary (Llama
+    3 has 256 reserved ones), the first two of them in `TEXTS`."""
+    added = [
+        {"id": 8 + i, "content": f"<|reserved_{i}|>", "special": True}
+        for i in range(count)
+    ]
+    return BytePairTokenizer(
+        BPE_VOCAB, BPE_MERGES, added_tokens=added, name="byte_pair"
+    )
+
+
+ADDED_TEXTS = ["abc<|reserved_0|>", "<|reserved_1|> ab"]
+
+
+def test_byte_pair_added_tokens_are_in_the_asset(tmp_path, fresh_process):
+    tokenizer = _with_added_tokens(300)
+    want = tokenizer(ADDED_TEXTS).to_list()
+    assert want == [[6, 8], [9, 5]]
+    config = tokenizer.get_config()
+    assert config["added_tokens"] is None
+    assert len(json.dumps(config)) < 2000
+    path = _save(tokenizer, tmp_path / "t.keras")
+    with zipfile.ZipFile(path) as archive:
+        asset = json.loads(archive.read(_asset_member(path, "vocabulary.json")))
+    assert len(asset["added_tokens"]) == 300
+    fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded(ADDED_TEXTS).to_list() == want
+    assert loaded.get_config() == config
+
+
+def test_byte_pair_configs_holding_the_added_tokens_still_load(
+    tmp_path, fresh_process
+):
+    """Configs written before the added tokens moved into the asset hold
+    them, and their asset has only the vocabulary and merges."""
+    tokenizer = _with_added_tokens(3)
+    want = tokenizer(ADDED_TEXTS).to_list()
+    asset = json.loads(tokenizer._asset_bytes())
+    added = asset.pop("added_tokens")
+    old_asset = json.dumps(asset).encode()
+    old_config = {
+        **tokenizer.get_config(),
+        "added_tokens": added,
+        "vocabulary_sha256": hashlib.sha256(old_asset).hexdigest(),
+    }
+    path = _save(tokenizer, tmp_path / "t.keras")
+    saved = _layer_config(path)
+    saved["config"]["layers"][0]["config"] = old_config
+    _rewrite(
+        path,
+        replace={
+            "config.json": json.dumps(saved).encode(),
+            _asset_member(path, "vocabulary.json"): old_asset,
+        },
+    )
+    fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded(ADDED_TEXTS).to_list() == want
+    # Saved again, the added tokens are in the asset.
+    assert loaded.get_config() == tokenizer.get_config()
+    # A clone in the same process, of the old config and asset.
+    fresh_process()
+    _assets.KNOWN.remember(old_asset)
+    clone = BytePairTokenizer.from_config(old_config)
+    assert clone(ADDED_TEXTS).to_list() == want

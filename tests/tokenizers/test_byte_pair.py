@@ -533,12 +533,14 @@ def test_config_names_the_files_contents_by_digest(small, small_files):
     # test_assets.py); the config names them by SHA-256.
     config = small.get_config()
     assert config["vocabulary"] is None and config["merges"] is None
+    assert config["added_tokens"] is None
     assert len(config["vocabulary_sha256"]) == 64
     assert config["unsplittable_tokens"] == [EOT]
     asset = json.loads(small._asset_bytes())
     with open(small_files[0], encoding="utf-8") as f:
         assert asset["vocabulary"] == json.load(f)
     assert isinstance(asset["merges"], list)
+    assert asset["added_tokens"] is None  # `unsplittable_tokens` instead
 
 
 # --- Errors -----------------------------------------------------------------

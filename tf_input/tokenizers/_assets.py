@@ -170,7 +170,12 @@ class VocabularyAsset:
 
     def _remembered_asset(self):
         """The asset's bytes, computed once, and their digest, kept by
-        `KNOWN` for same-process clones (None: no vocabulary yet)."""
+        `KNOWN` for same-process clones (None: no vocabulary yet).
+
+        Always the bytes of this layer's own `_asset_bytes`, never those
+        it was loaded from: an asset of an earlier layout (BytePair's
+        without its added tokens) is saved again in today's.
+        """
         self._check_ready()
         if self._asset_state.data is None:
             self._asset_state.data = self._asset_bytes()
@@ -198,7 +203,6 @@ class VocabularyAsset:
             )
         layer = cls(**config)
         layer._asset_state.expected_sha256 = digest
-        layer._asset_state.data = data  # The very bytes of that digest.
         return layer
 
     def save_assets(self, dir_path):
@@ -235,7 +239,6 @@ class VocabularyAsset:
             except ValueError:
                 self._asset_state.failed = True
                 raise
-            self._asset_state.data = data
 
     def _missing_asset_message(self, dir_path):
         where = "its asset folder" if dir_path is None else repr(dir_path)

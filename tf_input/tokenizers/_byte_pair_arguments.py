@@ -188,22 +188,26 @@ def _bad_merge(where, merge, left, right, row):
 
 
 def read_asset(data, source):
-    """The `{"vocabulary": ..., "merges": ...}` of an asset's bytes."""
+    """The `{"vocabulary": ..., "merges": ..., "added_tokens": ...}` of an
+    asset's bytes (without `added_tokens` for an asset written when they
+    were in the config)."""
     content = json_asset(data, source, "BytePairTokenizer")
+    lists = (list, type(None))
     if not (
         isinstance(content, dict)
         and isinstance(content.get("vocabulary"), dict)
-        and isinstance(content.get("merges", ()), (list, type(None)))
+        and isinstance(content.get("merges"), lists)
+        and isinstance(content.get("added_tokens"), lists)
     ):
         raise ValueError(
             f"BytePairTokenizer could not read {source}: expected a JSON "
-            "object with a `vocabulary` object and a `merges` list (or "
-            "null)."
+            "object with a `vocabulary` object, and `merges` and "
+            "`added_tokens` lists (or null)."
         )
-    return {
-        "vocabulary": content["vocabulary"],
-        "merges": content.get("merges"),
-    }
+    out = {"vocabulary": content["vocabulary"], "merges": content.get("merges")}
+    if "added_tokens" in content:
+        out["added_tokens"] = content["added_tokens"]
+    return out
 
 
 def check_pretokenizer(pretokenizer):
