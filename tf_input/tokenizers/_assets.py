@@ -64,25 +64,6 @@ def json_asset(data, source, owner):
         ) from None
 
 
-def token_list_asset(data, source, owner):
-    """The tokens of an asset that is a JSON list of strings (id order);
-    a `ValueError` naming `source` and `owner` if it is not."""
-    tokens = json_asset(data, source, owner)
-    if not isinstance(tokens, list) or not all(
-        isinstance(token, str) for token in tokens
-    ):
-        raise ValueError(
-            f"{owner} could not read {source}: expected a JSON list of "
-            f"tokens (strings). Received: a {type(tokens).__name__}."
-        )
-    return tokens
-
-
-def token_list_bytes(tokens):
-    """The asset of `token_list_asset`: `tokens` as a UTF-8 JSON list."""
-    return json.dumps(list(tokens), ensure_ascii=False).encode("utf-8")
-
-
 class _FromAssets:
     """The vocabulary argument of a layer that waits for `load_assets`."""
 
@@ -248,3 +229,50 @@ class VocabularyAsset:
             "file (its config names the file by SHA-256 only). The file "
             "was saved incompletely or edited: save the model again."
         )
+
+
+class TokenListAsset(VocabularyAsset):
+    """A `VocabularyAsset` that is the token list of the constructor's
+    `vocabulary` argument (id order), saved as the JSON list
+    `vocabulary.json`.
+
+    A subclass implements `_waiting_for_asset()`, `_token_list()` (the
+    tokens, or None while there are none) and `_set_token_list(tokens)`.
+    """
+
+    asset_name = "vocabulary.json"
+    digest_key = "vocabulary_sha256"
+
+    def _asset_bytes(self):
+        tokens = self._token_list()
+        if tokens is None:
+            return None
+        return json.dumps(list(tokens), ensure_ascii=False).encode("utf-8")
+
+    def _load_asset_bytes(self, data, source):
+        self._set_token_list(_read_token_list(data, source, type(self)))
+
+    @classmethod
+    def _config_has_vocabulary(cls, config):
+        return isinstance(config.get("vocabulary"), list)
+
+    @classmethod
+    def _vocabulary_kwargs(cls, data):
+        if data is FROM_ASSETS:
+            return {"vocabulary": FROM_ASSETS}
+        source = "the remembered vocabulary"
+        return {"vocabulary": _read_token_list(data, source, cls)}
+
+
+def _read_token_list(data, source, owner):
+    """The tokens of a `TokenListAsset` file; a `ValueError` naming
+    `source` and `owner` (a class) if it is not a JSON list of strings."""
+    tokens = json_asset(data, source, owner.__name__)
+    if not isinstance(tokens, list) or not all(
+        isinstance(token, str) for token in tokens
+    ):
+        raise ValueError(
+            f"{owner.__name__} could not read {source}: expected a JSON "
+            f"list of tokens (strings). Received: a {type(tokens).__name__}."
+        )
+    return tokens

@@ -11,9 +11,7 @@ from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
 from tf_input._validation import check_type
 from tf_input.tokenizers._assets import FROM_ASSETS
-from tf_input.tokenizers._assets import VocabularyAsset
-from tf_input.tokenizers._assets import token_list_asset
-from tf_input.tokenizers._assets import token_list_bytes
+from tf_input.tokenizers._assets import TokenListAsset
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.base import Tokenizer
 
@@ -24,7 +22,7 @@ _WHITESPACE = r"[\s\x{0b}\p{Z}\x{85}\x{1c}-\x{1f}]+"
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class VocabularyTokenizer(VocabularyAsset, Tokenizer):
+class VocabularyTokenizer(TokenListAsset, Tokenizer):
     """Splits text into words or characters and maps each to its id.
 
     The tokenizer of the "write a Transformer by hand" tutorials, in the
@@ -103,7 +101,9 @@ class VocabularyTokenizer(VocabularyAsset, Tokenizer):
         self.lowercase = check_bool("lowercase", lowercase)
         self._init_asset()
         self._vocabulary = None
-        if vocabulary is not None:
+        # `FROM_ASSETS`: `from_config` of a config that names the
+        # vocabulary by digest (or of one taken before `adapt`).
+        if vocabulary is not None and vocabulary is not FROM_ASSETS:
             self.set_vocabulary(vocabulary)
 
     # --- Vocabulary ---------------------------------------------------------
@@ -239,37 +239,17 @@ class VocabularyTokenizer(VocabularyAsset, Tokenizer):
         }
 
     # --- The vocabulary as a Keras asset (`_assets`) -------------------------
-    asset_name = "vocabulary.json"
-    digest_key = "vocabulary_sha256"
-
     def _waiting_for_asset(self):
         # A config without a digest is one taken before `adapt`: such a
         # layer waits for nothing.
         expected = self._asset_state.expected_sha256
         return self._vocabulary is None and expected is not None
 
-    def _asset_bytes(self):
-        if self._vocabulary is None:
-            return None
-        return token_list_bytes(self._vocabulary)
+    def _token_list(self):
+        return self._vocabulary
 
-    def _load_asset_bytes(self, data, source):
-        self.set_vocabulary(token_list_asset(data, source, type(self).__name__))
-
-    @classmethod
-    def _config_has_vocabulary(cls, config):
-        return isinstance(config.get("vocabulary"), list)
-
-    @classmethod
-    def _vocabulary_kwargs(cls, data):
-        if data is FROM_ASSETS:
-            # No vocabulary until `load_assets` gives the one the config
-            # names (or, for a config without a digest, until `adapt`).
-            return {"vocabulary": None}
-        tokens = token_list_asset(
-            data, "the remembered vocabulary", cls.__name__
-        )
-        return {"vocabulary": tokens}
+    def _set_token_list(self, tokens):
+        self.set_vocabulary(tokens)
 
 
 def _checked_specials(specials):

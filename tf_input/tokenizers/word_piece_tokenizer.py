@@ -16,9 +16,7 @@ from tf_input._validation import check_bool
 from tf_input._validation import check_positive_int
 from tf_input._validation import check_type
 from tf_input.tokenizers._assets import FROM_ASSETS
-from tf_input.tokenizers._assets import VocabularyAsset
-from tf_input.tokenizers._assets import token_list_asset
-from tf_input.tokenizers._assets import token_list_bytes
+from tf_input.tokenizers._assets import TokenListAsset
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.engines.bert_tables import SPECIAL_TOKENS
 from tf_input.tokenizers.engines.bert_tables import TRAILING_WHITESPACE
@@ -67,7 +65,7 @@ def _read_vocabulary_file(path):
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class WordPieceTokenizer(VocabularyAsset, Tokenizer):
+class WordPieceTokenizer(TokenListAsset, Tokenizer):
     """BERT's WordPiece tokenizer, with the same ids as Hugging Face.
 
     Gives, for every input, the ids of Hugging Face `tokenizers`'
@@ -330,29 +328,11 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         }
 
     # --- The vocabulary as a Keras asset (`_assets`) -------------------------
-    asset_name = "vocabulary.json"
-    digest_key = "vocabulary_sha256"
-
     def _waiting_for_asset(self):
         return self.vocabulary is None
 
-    def _asset_bytes(self):
-        return token_list_bytes(self.vocabulary)
+    def _token_list(self):
+        return self.vocabulary
 
-    def _load_asset_bytes(self, data, source):
-        self._set_vocabulary(
-            token_list_asset(data, source, type(self).__name__)
-        )
-
-    @classmethod
-    def _config_has_vocabulary(cls, config):
-        return isinstance(config.get("vocabulary"), list)
-
-    @classmethod
-    def _vocabulary_kwargs(cls, data):
-        if data is FROM_ASSETS:
-            return {"vocabulary": FROM_ASSETS}
-        tokens = token_list_asset(
-            data, "the remembered vocabulary", cls.__name__
-        )
-        return {"vocabulary": tokens}
+    def _set_token_list(self, tokens):
+        self._set_vocabulary(tokens)
