@@ -1,6 +1,12 @@
 """Reading and checking `BytePairTokenizer`'s arguments: a `vocab.json` and
 a `merges.txt` (or their dict and list forms; errors name the file and
-line), its vocabulary asset, its unsplittable tokens, roles and options."""
+line), its vocabulary asset, its unsplittable tokens, roles and options.
+
+A fault in the contents of the vocabulary or the merges is a `SpecError`
+(`SpecTypeError` for a wrong JSON type): `load_tokenizer` reports it as a
+fault of the `tokenizer.json` they came from, and nothing else raised
+while the tokenizer is built.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ import numpy as np
 
 from tf_input._validation import check_type
 from tf_input.tokenizers._assets import json_asset
+from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.hf.spec import SpecTypeError
 
 # Tokens kept whole by default (`unsplittable_tokens=None`), and the
 # roles they play (GPT-2 uses one token for both ends; RoBERTa uses BART's).
@@ -61,19 +69,21 @@ def load_vocabulary(vocabulary, allow_gaps=False):
             f"{type(vocabulary).__name__}."
         )
     if not isinstance(vocabulary, dict) or not vocabulary:
-        raise ValueError(
+        error = SpecError if isinstance(vocabulary, dict) else SpecTypeError
+        raise error(
             f"{where} must be a non-empty JSON object from token to id. "
             f"Received: a {type(vocabulary).__name__} of length "
             f"{len(vocabulary) if hasattr(vocabulary, '__len__') else '?'}."
         )
     for token, i in vocabulary.items():
         if not isinstance(token, str) or not token:
-            raise ValueError(
+            error = SpecError if isinstance(token, str) else SpecTypeError
+            raise error(
                 f"{where}: every token must be a non-empty string. "
                 f"Received: token {token!r} (id {i!r})."
             )
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise ValueError(
+            raise SpecTypeError(
                 f"{where}: every id must be an integer. Received: "
                 f"{token!r}: {i!r}."
             )
@@ -89,7 +99,7 @@ def load_vocabulary(vocabulary, allow_gaps=False):
         else:
             missing = next(i for i in range(len(ids)) if i not in seen)
             problem = f"id {missing} is missing (largest id: {ids[-1]})"
-        raise ValueError(
+        raise SpecError(
             f"{where}: ids must be 0..{len(ids) - 1}, each once; {problem}."
         )
     return {token: int(i) for token, i in vocabulary.items()}
@@ -133,7 +143,7 @@ def load_merges(merges, vocabulary):
                 and all(isinstance(part, str) for part in merge)
             )
             if not (pair or isinstance(merge, str)):
-                raise ValueError(
+                raise SpecTypeError(
                     f"`merges[{n}]` must be a string 'a b' or a pair of "
                     f"strings. Received: {merge!r}."
                 )
@@ -175,12 +185,12 @@ def load_merges(merges, vocabulary):
 
 def _bad_merge(where, merge, left, right, row):
     if not left or not right:
-        raise ValueError(
+        raise SpecError(
             f"{where}: a merge is two tokens separated by one space, "
             f"like 'Ġ t'. Received: {merge!r}."
         )
     missing = (left, right, left + right)[row.index(None)]
-    raise ValueError(
+    raise SpecError(
         f"{where}: token {missing!r} of merge {merge!r} is not in "
         "the vocabulary. Use the vocab.json that came with these "
         "merges."

@@ -22,6 +22,8 @@ from tf_input.tokenizers.engines.bert_tables import SPECIAL_TOKENS
 from tf_input.tokenizers.engines.bert_tables import TRAILING_WHITESPACE
 from tf_input.tokenizers.engines.wordpiece import BertWordPiece
 from tf_input.tokenizers.hf.processors import parse_templates
+from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.hf.spec import SpecTypeError
 
 
 def _read_vocabulary_file(path):
@@ -189,7 +191,7 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
         self._token_index = {t: i for i, t in enumerate(vocabulary)}
         unknown_token = self.unknown_token
         if unknown_token not in self._token_index:
-            raise ValueError(
+            raise SpecError(
                 f"The unknown token {unknown_token!r} is not in the "
                 f"vocabulary ({len(vocabulary)} tokens). Add it, or "
                 "pass the vocabulary's own unknown token as `unknown_token`."
@@ -247,7 +249,7 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
         elif isinstance(vocabulary, (list, tuple)):
             bad = [t for t in vocabulary if not isinstance(t, str)]
             if bad:
-                raise TypeError(
+                raise SpecTypeError(
                     "`vocabulary` must be a list of strings or the path of a "
                     f"vocab.txt. Received a list holding {bad[0]!r} (of type "
                     f"{type(bad[0]).__name__})."
@@ -260,7 +262,7 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
                 f"{type(vocabulary).__name__}."
             )
         if not vocabulary:
-            raise ValueError(
+            raise SpecError(
                 "`vocabulary` is empty. Pass a list of tokens or the path "
                 "of a BERT vocab.txt."
             )
@@ -269,12 +271,12 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
             try:
                 token.encode("utf-8")
             except UnicodeEncodeError:
-                raise ValueError(
+                raise SpecError(
                     f"Token {token!r} (id {i}) in {source} is not valid "
                     "Unicode text: it holds a lone surrogate."
                 ) from None
             if token in seen:
-                raise ValueError(
+                raise SpecError(
                     f"Every token in {source} must be unique, because ids "
                     f"are positions. {token!r} is at ids {seen[token]} and "
                     f"{i}."
