@@ -17,6 +17,12 @@ The files of tests/tokenizers/data were made by tf_input 0.1.0.dev0:
                   "cat", "##s", "sat", "."]
     wp = WordPieceTokenizer(vocabulary, max_word_length=7, name="word_piece")
     keras.Sequential([wp]).save("word_piece_0.1.0.dev0.keras")
+
+and unigram_0.1.0.dev0.keras by the code before JsonFileTokenizer joined
+`VocabularyAsset` (the same asset and config key, saved by its own code):
+
+    unigram = UnigramTokenizer(json.dumps(UNIGRAM_JSON), name="unigram")
+    keras.Sequential([unigram]).save("unigram_0.1.0.dev0.keras")
 """
 
 import hashlib
@@ -30,8 +36,13 @@ import pytest
 from tests.testing import sentencepiece_model
 from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import SentencePieceTokenizer
+from tf_input.tokenizers import VocabularyTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
 from tf_input.tokenizers import _assets
+from tf_input.tokenizers.metaspace_byte_pair_tokenizer import (
+    MetaspaceBytePairTokenizer,
+)
+from tf_input.tokenizers.unigram_tokenizer import UnigramTokenizer
 
 DATA = pathlib.Path(__file__).parent / "data"
 BPE_VOCAB = {"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġab": 5, "abc": 6}
@@ -40,6 +51,59 @@ BPE_MERGES = ["a b", "Ġ ab", "ab c"]
 WP_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "##s"]
 WP_VOCAB += ["sat", "."]
 TEXTS = ["abc abc", "ab<|endoftext|>", "The cats sat.", "dogs"]
+SPECIALS = ["<pad>", "<sos>", "<eos>", "<unk>"]
+S = "\u2581"
+UNK = {"id": 0, "content": "<unk>", "special": True, "normalized": False}
+UNIGRAM_JSON = {
+    "model": {
+        "type": "Unigram",
+        "unk_id": 0,
+        "byte_fallback": False,
+        "vocab": [
+            ["<unk>", 0.0], [S + "abc", -1.0], [S + "the", -1.5],
+            ["s", -2.0], ["a", -3.0], ["b", -3.0], ["c", -3.0], [S, -2.5],
+            ["cat", -2.0], [S + "sat", -2.0], [".", -2.0],
+        ],
+    },
+    "normalizer": None,
+    "pre_tokenizer": {
+        "type": "Metaspace", "replacement": S, "prepend_scheme": "always",
+        "split": True,
+    },
+    "decoder": {
+        "type": "Metaspace", "replacement": S, "prepend_scheme": "always",
+        "split": True,
+    },
+    "added_tokens": [UNK],
+}  # fmt: skip
+# Llama 2's shape: a Metaspace without split, the SentencePiece decoder.
+METASPACE_BPE_JSON = {
+    "model": {
+        "type": "BPE",
+        "unk_token": "<unk>",
+        "fuse_unk": True,
+        "vocab": {
+            "<unk>": 0, S: 1, "a": 2, "b": 3, "c": 4, "ab": 5, S + "ab": 6,
+            "abc": 7, S + "abc": 8,
+        },
+        "merges": [["a", "b"], [S, "ab"], ["ab", "c"], [S + "ab", "c"]],
+    },
+    "normalizer": None,
+    "pre_tokenizer": {
+        "type": "Metaspace", "replacement": S, "prepend_scheme": "first",
+        "split": False,
+    },
+    "decoder": {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Replace", "pattern": {"String": S}, "content": " "},
+            {"type": "ByteFallback"},
+            {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+        ],
+    },
+    "added_tokens": [UNK],
+}  # fmt: skip
 
 
 def _byte_pair():
@@ -48,6 +112,21 @@ def _byte_pair():
 
 def _word_piece():
     return WordPieceTokenizer(WP_VOCAB, name="word_piece")
+
+
+def _vocabulary():
+    tokenizer = VocabularyTokenizer(name="vocabulary")
+    tokenizer.adapt(TEXTS)
+    return tokenizer
+
+
+def _unigram():
+    return UnigramTokenizer(json.dumps(UNIGRAM_JSON), name="unigram")
+
+
+def _metaspace_byte_pair():
+    text = json.dumps(METASPACE_BPE_JSON)
+    return MetaspaceBytePairTokenizer(text, name="metaspace_byte_pair")
 
 
 def _sentence_piece():
@@ -68,7 +147,16 @@ FAMILIES = {
         "sentencepiece.model",
         "proto_sha256",
     ),
+    "vocabulary": (_vocabulary, "vocabulary.json", "vocabulary_sha256"),
+    "unigram": (_unigram, "tokenizer.json", "tokenizer_json_sha256"),
+    "metaspace_byte_pair": (
+        _metaspace_byte_pair,
+        "tokenizer.json",
+        "tokenizer_json_sha256",
+    ),
 }
+# The argument that the asset replaces, None in every config.
+IN_THE_ASSET = ("vocabulary", "merges", "proto", "tokenizer_json")
 
 
 @pytest.fixture
@@ -110,7 +198,7 @@ def test_config_names_the_asset_by_digest(family, tmp_path):
     make, asset, key = FAMILIES[family]
     tokenizer = make()
     config = tokenizer.get_config()
-    assert config.get("vocabulary") is None and config.get("merges") is None
+    assert all(config.get(name) is None for name in IN_THE_ASSET)
     path = _save(tokenizer, tmp_path / "t.keras")
     with zipfile.ZipFile(path) as archive:
         data = archive.read(_asset_member(path, asset))
@@ -199,7 +287,15 @@ def test_a_layer_waiting_for_its_asset_says_so(family, tmp_path):
 
 @pytest.mark.parametrize(
     "family, bad",
-    [("byte_pair", b"[1, 2]"), ("byte_pair", b"\xff"), ("word_piece", b"{}")],
+    [
+        ("byte_pair", b"[1, 2]"),
+        ("byte_pair", b"\xff"),
+        ("word_piece", b"{}"),
+        ("vocabulary", b'["<pad>", 1]'),
+        ("unigram", b"\xff"),
+        ("unigram", b"[1]"),
+        ("metaspace_byte_pair", b'{"model": {"type": "BPE"}}'),
+    ],
 )
 def test_an_unreadable_asset_names_the_file(family, bad, tmp_path):
     make, asset, key = FAMILIES[family]
@@ -241,3 +337,162 @@ def test_keras_files_of_0_1_0_dev0_still_load(name, want, tmp_path):
     assert new_config["vocabulary"] is None
     assert len(new_config["vocabulary_sha256"]) == 64
     assert keras.saving.load_model(again).layers[0](texts).to_list() == want
+
+
+def _layer_config(path):
+    with zipfile.ZipFile(path) as archive:
+        return json.loads(archive.read("config.json"))
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_vocabulary_tokenizer_saved_before_adapt_loads_without_one(
+    fresh, tmp_path, fresh_process
+):
+    """Its config names no file (digest None) and its `.keras` file holds
+    none; it loads as it was saved, ready for `adapt`."""
+    tokenizer = VocabularyTokenizer(split="character", name="vocabulary")
+    config = tokenizer.get_config()
+    assert config["vocabulary"] is None
+    assert config["vocabulary_sha256"] is None
+    clone = VocabularyTokenizer.from_config(config)
+    assert (
+        repr(clone)
+        == "<VocabularyTokenizer name='vocabulary', no vocabulary yet>"
+    )
+    path = _save(tokenizer, tmp_path / "t.keras")
+    with zipfile.ZipFile(path) as archive:
+        assert not [n for n in archive.namelist() if n.startswith("assets/")]
+    if fresh:
+        fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded.get_config() == config
+    with pytest.raises(ValueError, match="no vocabulary yet.*adapt"):
+        loaded(["ab"])
+    loaded.adapt(["ab"])
+    assert loaded.get_vocabulary() == SPECIALS + ["a", "b"]
+    assert loaded(["ba"]).to_list() == [[5, 4]]
+
+
+def test_a_vocabulary_tokenizer_config_keeps_up_with_adapt(tmp_path):
+    """`adapt` again changes the digest and the saved file."""
+    tokenizer = _vocabulary()
+    first = tokenizer.get_config()["vocabulary_sha256"]
+    tokenizer.adapt(["other words"])
+    second = tokenizer.get_config()["vocabulary_sha256"]
+    assert first != second
+    path = _save(tokenizer, tmp_path / "t.keras")
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded.get_vocabulary() == SPECIALS + ["other", "words"]
+
+
+def test_vocabulary_tokenizer_configs_holding_the_vocabulary_still_load(
+    tmp_path, fresh_process
+):
+    """Configs written before the vocabulary became an asset hold the
+    token list itself (and a `.keras` file no asset)."""
+    tokenizer = _vocabulary()
+    tokens = tokenizer.get_vocabulary()
+    old_config = {**tokenizer.get_config(), "vocabulary": tokens}
+    del old_config["vocabulary_sha256"]
+    fresh_process()
+    layer = VocabularyTokenizer.from_config(old_config)
+    assert layer.get_vocabulary() == tokens
+    assert layer(TEXTS).to_list() == tokenizer(TEXTS).to_list()
+    # The same as a `.keras` file: the old layer config, no asset.
+    path = _save(tokenizer, tmp_path / "t.keras")
+    saved = _layer_config(path)
+    saved["config"]["layers"][0]["config"] = old_config
+    _rewrite(
+        path,
+        drop=[_asset_member(path, "vocabulary.json")],
+        replace={"config.json": json.dumps(saved).encode()},
+    )
+    fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded(TEXTS).to_list() == tokenizer(TEXTS).to_list()
+    assert loaded.get_config() == tokenizer.get_config()
+
+
+def test_a_unigram_keras_file_saved_before_the_mixin_still_loads(
+    tmp_path, fresh_process
+):
+    """Its asset and config key are those of today's files."""
+    want = _unigram()(TEXTS).to_list()
+    config = _layer_config(DATA / "unigram_0.1.0.dev0.keras")
+    old = config["config"]["layers"][0]["config"]
+    assert old["tokenizer_json"] is None
+    assert len(old["tokenizer_json_sha256"]) == 64
+    fresh_process()  # The text comes from the asset.
+    loaded = keras.saving.load_model(DATA / "unigram_0.1.0.dev0.keras")
+    assert loaded.layers[0](TEXTS).to_list() == want
+    again = _save(loaded.layers[0], tmp_path / "again.keras")
+    assert keras.saving.load_model(again).layers[0](TEXTS).to_list() == want
+
+
+def _with_added_tokens(count):
+    """The small BPE with `count` added tokens after its vocabulary (Llama
+    3 has 256 reserved ones), the first two of them in `TEXTS`."""
+    added = [
+        {"id": 8 + i, "content": f"<|reserved_{i}|>", "special": True}
+        for i in range(count)
+    ]
+    return BytePairTokenizer(
+        BPE_VOCAB, BPE_MERGES, added_tokens=added, name="byte_pair"
+    )
+
+
+ADDED_TEXTS = ["abc<|reserved_0|>", "<|reserved_1|> ab"]
+
+
+def test_byte_pair_added_tokens_are_in_the_asset(tmp_path, fresh_process):
+    tokenizer = _with_added_tokens(300)
+    want = tokenizer(ADDED_TEXTS).to_list()
+    assert want == [[6, 8], [9, 5]]
+    config = tokenizer.get_config()
+    assert config["added_tokens"] is None
+    assert len(json.dumps(config)) < 2000
+    path = _save(tokenizer, tmp_path / "t.keras")
+    with zipfile.ZipFile(path) as archive:
+        asset = json.loads(archive.read(_asset_member(path, "vocabulary.json")))
+    assert len(asset["added_tokens"]) == 300
+    fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded(ADDED_TEXTS).to_list() == want
+    assert loaded.get_config() == config
+
+
+def test_byte_pair_configs_holding_the_added_tokens_still_load(
+    tmp_path, fresh_process
+):
+    """Configs written before the added tokens moved into the asset hold
+    them, and their asset has only the vocabulary and merges."""
+    tokenizer = _with_added_tokens(3)
+    want = tokenizer(ADDED_TEXTS).to_list()
+    asset = json.loads(tokenizer._asset_bytes())
+    added = asset.pop("added_tokens")
+    old_asset = json.dumps(asset).encode()
+    old_config = {
+        **tokenizer.get_config(),
+        "added_tokens": added,
+        "vocabulary_sha256": hashlib.sha256(old_asset).hexdigest(),
+    }
+    path = _save(tokenizer, tmp_path / "t.keras")
+    saved = _layer_config(path)
+    saved["config"]["layers"][0]["config"] = old_config
+    _rewrite(
+        path,
+        replace={
+            "config.json": json.dumps(saved).encode(),
+            _asset_member(path, "vocabulary.json"): old_asset,
+        },
+    )
+    fresh_process()
+    loaded = keras.saving.load_model(path).layers[0]
+    assert loaded(ADDED_TEXTS).to_list() == want
+    # Saved again, the added tokens are in the asset.
+    assert loaded.get_config() == tokenizer.get_config()
+    # A clone in the same process, of the old config and asset.
+    fresh_process()
+    _assets.KNOWN.remember(old_asset)
+    clone = BytePairTokenizer.from_config(old_config)
+    assert clone(ADDED_TEXTS).to_list() == want

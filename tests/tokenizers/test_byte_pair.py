@@ -533,12 +533,14 @@ def test_config_names_the_files_contents_by_digest(small, small_files):
     # test_assets.py); the config names them by SHA-256.
     config = small.get_config()
     assert config["vocabulary"] is None and config["merges"] is None
+    assert config["added_tokens"] is None
     assert len(config["vocabulary_sha256"]) == 64
     assert config["unsplittable_tokens"] == [EOT]
     asset = json.loads(small._asset_bytes())
     with open(small_files[0], encoding="utf-8") as f:
         assert asset["vocabulary"] == json.load(f)
     assert isinstance(asset["merges"], list)
+    assert asset["added_tokens"] is None  # `unsplittable_tokens` instead
 
 
 # --- Errors -----------------------------------------------------------------
@@ -620,7 +622,7 @@ def test_bad_arguments():
         BytePairTokenizer(vocab, 3)
     with pytest.raises(ValueError, match=r"`merges\[0\]` must be a string"):
         BytePairTokenizer(vocab, [3])
-    with pytest.raises(ValueError, match="`pretokenizer` must be one of"):
+    with pytest.raises(ValueError, match="pretokenizer='llama3'"):
         BytePairTokenizer(vocab, ["a b"], pretokenizer="llama3")
     with pytest.raises(TypeError, match="`unsplittable_tokens` must be None"):
         BytePairTokenizer(vocab, ["a b"], unsplittable_tokens="ab")
@@ -628,8 +630,6 @@ def test_bad_arguments():
         BytePairTokenizer(vocab, ["a b"], unsplittable_tokens=["<s>"])
     with pytest.raises(ValueError, match="non-empty strings"):
         BytePairTokenizer(vocab, ["a b"], unsplittable_tokens=[""])
-    with pytest.raises(ValueError, match="`add_special_tokens` must be"):
-        BytePairTokenizer(vocab, ["a b"], add_special_tokens="yes")
     with pytest.raises(TypeError, match="`vocab_json` must be a file path"):
         BytePairTokenizer.from_files(vocab, "merges.txt")
     tokenizer = BytePairTokenizer(vocab, [("a", "b")])
@@ -638,6 +638,23 @@ def test_bad_arguments():
         tokenizer.detokenize([0, 7])
     with pytest.raises(TypeError, match="integer ids"):
         tokenizer.detokenize(tf.constant([0.5]))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"add_special_tokens": "yes"}, "`add_special_tokens` must be True"),
+        ({"ignore_merges": 1}, r"`ignore_merges` must be.*\(of type int\)"),
+        ({"split_special_tokens": "no"}, "split_special_tokens='no'"),
+        ({"pretokenizer": 3}, r"`pretokenizer` must be 'gpt2', None or"),
+        ({"unsplittable_tokens": [3]}, r"`unsplittable_tokens\[0\]` must"),
+        ({"roles": {"bos": 3}}, r"`roles\['bos'\]` must be a token"),
+    ],
+)
+def test_arguments_of_a_wrong_type(kwargs, message):
+    vocab = {"a": 0, "b": 1, "ab": 2}
+    with pytest.raises(TypeError, match=message):
+        BytePairTokenizer(vocab, ["a b"], **kwargs)
 
 
 def test_special_tokens_is_the_deprecated_name_of_unsplittable_tokens(

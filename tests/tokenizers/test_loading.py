@@ -403,7 +403,7 @@ def test_skip_special_tokens_like_the_reference(name):
         rows.append(row)
     assert_decodes_like_reference(name, tokenizer, rows)
     assert_decodes_like_reference(name, tokenizer, rows, skip=True)
-    with pytest.raises(ValueError, match="skip_special_tokens"):
+    with pytest.raises(TypeError, match="skip_special_tokens='yes'"):
         tokenizer.detokenize(rows[0], skip_special_tokens="yes")
 
 
@@ -703,6 +703,121 @@ def test_a_fault_of_the_code_is_not_a_file_error(
     assert info.traceback[-1].name == "broken"
 
 
+WORDPIECE_JSON = {
+    "model": {
+        "type": "WordPiece",
+        "unk_token": "[UNK]",
+        "max_input_chars_per_word": 100,
+        "vocab": {
+            "[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4,
+            "the": 5, "cat": 6, "##s": 7,
+        },
+    },
+    "normalizer": {"type": "BertNormalizer", "lowercase": True},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+}  # fmt: skip
+
+
+def _engine_fault(monkeypatch, cls, error):
+    """`cls.__init__` raises `error`, as a bug inside the engine would."""
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(cls, "__init__", broken)
+
+
+@pytest.mark.parametrize("error", [ValueError, TypeError])
+@pytest.mark.parametrize("family", ["byte_level_bpe", "wordpiece"])
+def test_a_value_or_type_error_of_an_engine_is_not_a_file_error(
+    tmp_path, small_json, monkeypatch, family, error
+):
+    # Only the checks on the file's contents (vocabulary, merges, added
+    # tokens...) become a TokenizerFileError: an engine's own ValueError
+    # or TypeError is a bug, and reaches the caller as it was raised.
+    from tf_input.tokenizers.engines.byte_level_bpe import ByteLevelBPE
+    from tf_input.tokenizers.engines.wordpiece import BertWordPiece
+
+    data = small_json if family == "byte_level_bpe" else WORDPIECE_JSON
+    path = _write_json(tmp_path / "tokenizer.json", data)
+    assert load_tokenizer(path)("the cats").shape[0] >= 1
+    bug = error("a bug in the engine")
+    engine = ByteLevelBPE if family == "byte_level_bpe" else BertWordPiece
+    _engine_fault(monkeypatch, engine, bug)
+    with pytest.raises(error) as info:
+        load_tokenizer(path)
+    assert info.value is bug
+    assert not isinstance(info.value, TokenizerFileError)
+
+
+@pytest.mark.parametrize(
+    "family, change, message",
+    [
+        (
+            "byte_level_bpe",
+            lambda d: d["model"]["merges"].__setitem__(0, ["Ġ", "nope"]),
+            r"merges\[0\]`: token 'nope' of merge \['Ġ', 'nope'\] is not in",
+        ),
+        (
+            "byte_level_bpe",
+            lambda d: d["model"]["merges"].__setitem__(0, 7),
+            r"merges\[0\]` must be a string 'a b' or a pair",
+        ),
+        (
+            "byte_level_bpe",
+            lambda d: d["model"].update(merges="merges.txt"),
+            "a BPE 'merges' must be a list",
+        ),
+        (
+            "byte_level_bpe",
+            lambda d: d["model"]["vocab"].update({"Ġzz": "7"}),
+            "every id must be an integer",
+        ),
+        (
+            "byte_level_bpe",
+            lambda d: d["model"]["vocab"].update({"Ġzz": 0}),
+            "each once; id 0 is used by",
+        ),
+        (
+            "wordpiece",
+            lambda d: d["model"].update(unk_token="[NOPE]"),
+            r"unknown token '\[NOPE\]' is not in the vocabulary",
+        ),
+        (
+            "wordpiece",
+            lambda d: d["model"].update(unk_token=5),
+            "'unk_token' must be a non-empty string",
+        ),
+        (
+            "wordpiece",
+            lambda d: d["model"].update(max_input_chars_per_word="100"),
+            "'max_input_chars_per_word' must be an integer >= 1",
+        ),
+        (
+            "wordpiece",
+            lambda d: d["model"]["vocab"].update({"a\ud800": 8}),
+            "lone surrogate",
+        ),
+        (
+            "wordpiece",
+            lambda d: d["model"]["vocab"].update({"dog": "8"}),
+            "WordPiece ids must be integers",
+        ),
+    ],
+)
+def test_a_fault_of_the_vocabulary_or_merges_is_a_file_error(
+    tmp_path, small_json, family, change, message
+):
+    data = small_json if family == "byte_level_bpe" else WORDPIECE_JSON
+    data = json.loads(json.dumps(data))
+    change(data)
+    path = _write_json(tmp_path / "tokenizer.json", data)
+    with pytest.raises(TokenizerFileError, match=message) as info:
+        load_tokenizer(path)
+    assert str(info.value).startswith(repr(str(path)))
+
+
 def test_the_base_of_the_bad_files_loads(tmp_path, small_json):
     path = _write_json(tmp_path / "tokenizer.json", small_json)
     reference = hf_tokenizers.Tokenizer.from_file(str(path))
@@ -744,6 +859,15 @@ def test_bad_rank_files(tmp_path):
     path.write_bytes(b"IQ== 0\nIg== 1\n")
     with pytest.raises(ValueError, match="is a rank"):
         load_tokenizer(path, pattern="gpt2", special_token_ids={"<x>": 1})
+    for kwargs, message in [
+        ({"pattern": 3}, r"`pattern` must be a name or a regex"),
+        ({"special_token_ids": ["<x>"]}, "`special_token_ids` must be a dict"),
+        ({"special_token_ids": {"<x>": "5"}}, r"special_token_ids\['<x>'\]"),
+        ({"special_token_ids": {5: 5}}, "Received the key 5 \\(of type int"),
+        ({"split_special_tokens": 1}, "`split_special_tokens` must be True"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            load_tokenizer(path, **{"pattern": "gpt2", **kwargs})
     with pytest.raises(ValueError, match="for tiktoken rank files"):
         load_tokenizer(LLM / "qwen3", pattern="cl100k")
 
@@ -751,8 +875,12 @@ def test_bad_rank_files(tmp_path):
 def test_bad_arguments():
     with pytest.raises(TypeError, match="`path` must be"):
         load_tokenizer(3)
-    with pytest.raises(ValueError, match="`add_special_tokens` must be"):
+    with pytest.raises(TypeError, match="`add_special_tokens` must be"):
         load_tokenizer(LLM / "qwen3", add_special_tokens="yes")
+    # An option of the wrong type is the caller's mistake, not the file's.
+    with pytest.raises(TypeError, match="split_special_tokens='no'") as info:
+        load_tokenizer(LLM / "qwen3", split_special_tokens="no")
+    assert not isinstance(info.value, TokenizerFileError)
     with pytest.raises(TypeError, match="Unknown option"):
         load_tokenizer(LLM / "bert_uncased", lowercase=False)
 

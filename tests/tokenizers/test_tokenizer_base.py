@@ -4,6 +4,7 @@ says what it is, and `uses_core_ops_only` defined by the class itself
 
 import inspect
 
+import numpy as np
 import pytest
 
 import tf_input
@@ -68,3 +69,19 @@ def test_repr_of_a_layer_waiting_for_its_asset():
     config = {**tokenizer.get_config(), "vocabulary_sha256": "0" * 64}
     waiting = WordPieceTokenizer.from_config(config)
     assert repr(waiting) == "<WordPieceTokenizer name='wp', no vocabulary yet>"
+
+
+def test_type_mistakes_in_calls_are_type_errors():
+    tokenizer = VocabularyTokenizer(["<pad>", "<sos>", "<eos>", "<unk>", "a"])
+    with pytest.raises(TypeError, match=r"`skip_special_tokens` must be.*'no'"):
+        tokenizer.detokenize([4], skip_special_tokens="no")
+    with pytest.raises(TypeError, match=r"`id` must be an integer.*id=True"):
+        tokenizer.id_to_token(True)
+    with pytest.raises(TypeError, match=r"id='4' \(of type str\)"):
+        tokenizer.id_to_token("4")
+    with pytest.raises(
+        ValueError, match=r"vocabulary_size=5\). Received: id=5"
+    ):
+        tokenizer.id_to_token(5)
+    assert tokenizer.id_to_token(np.int64(4)) == "a"
+    assert tokenizer.detokenize([4], skip_special_tokens=np.True_) == b"a"

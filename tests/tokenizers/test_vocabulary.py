@@ -209,8 +209,7 @@ def test_contract():
         ({"split": "words"}, "split.*'words'"),
         ({"specials": ("<pad>", "<unk>")}, "4 distinct non-empty strings"),
         ({"specials": ("a", "a", "b", "c")}, "4 distinct"),
-        ({"lowercase": "yes"}, "lowercase"),
-        ({"vocabulary": "abc"}, "list of token strings"),
+        ({"specials": ("a", "", "b", "c")}, "4 distinct"),
         (
             {"vocabulary": ["<pad>", "x"]},
             r"Missing: \['<sos>', '<eos>', '<unk>'\]",
@@ -219,11 +218,26 @@ def test_contract():
             {"vocabulary": ["<pad>", "<sos>", "<eos>", "<unk>", "x", "x"]},
             r"Duplicated: \['x'\]",
         ),
-        ({"add_special_tokens": 1}, "add_special_tokens"),
     ],
 )
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
+        VocabularyTokenizer(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"lowercase": "yes"}, "`lowercase` must be True or False"),
+        ({"add_special_tokens": 1}, r"add_special_tokens=1 \(of type int\)"),
+        ({"vocabulary": "abc"}, "`vocabulary` must be a list of token"),
+        ({"vocabulary": ["<pad>", 3]}, r"`vocabulary\[1\]` must be a token"),
+        ({"specials": "abcd"}, "`specials` must be 4 distinct"),
+        ({"specials": ("a", None, "b", "c")}, r"specials\[1\]=None"),
+    ],
+)
+def test_arguments_of_a_wrong_type(kwargs, match):
+    with pytest.raises(TypeError, match=match):
         VocabularyTokenizer(**kwargs)
 
 

@@ -19,6 +19,7 @@ import json
 import time
 import unicodedata
 
+import numpy as np
 import pytest
 import tensorflow as tf
 import tokenizers as hf_tokenizers
@@ -523,19 +524,35 @@ def test_bad_vocabularies():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(lowercase="yes"), "lowercase='yes'"),
-        (dict(strip_accents=1), "strip_accents=1"),
         (dict(unknown_token=""), "unknown_token=''"),
-        (dict(unknown_token=None), "unknown_token=None"),
         (dict(max_word_length=0), "max_word_length=0"),
-        (dict(add_special_tokens="no"), "add_special_tokens='no'"),
     ],
 )
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         WordPieceTokenizer(SMALL, **kwargs)
-    with pytest.raises(TypeError, match="max_word_length=True"):
-        WordPieceTokenizer(SMALL, max_word_length=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(lowercase="yes"), "`lowercase` must be True or False"),
+        (dict(lowercase=1), r"lowercase=1 \(of type int\)"),
+        (dict(strip_accents=1), "`strip_accents` must be True, False or None"),
+        (dict(unknown_token=None), "unknown_token=None"),
+        (dict(max_word_length=True), "max_word_length=True"),
+        (dict(add_special_tokens="no"), "add_special_tokens='no'"),
+    ],
+)
+def test_arguments_of_a_wrong_type(kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        WordPieceTokenizer(SMALL, **kwargs)
+
+
+def test_numpy_bools_are_bools():
+    tokenizer = WordPieceTokenizer(SMALL, lowercase=np.True_)
+    assert tokenizer.lowercase is True
+    assert tokenizer.get_config()["lowercase"] is True
 
 
 def test_bad_inputs():

@@ -103,7 +103,9 @@ class VocabularyAsset:
     A subclass sets `asset_name` (the file in its asset folder) and
     `digest_key` (the config key of the file's SHA-256) and implements:
 
-    * `_asset_bytes()`: the file's contents;
+    * `_asset_bytes()`: the file's contents, or None while there is no
+      vocabulary to save (a `VocabularyTokenizer` before `adapt`): then
+      the config's digest is None and no file is written;
     * `_load_asset_bytes(data, source)`: builds the vocabulary from them
       (a `ValueError` naming `source` if they are bad);
     * `_config_has_vocabulary(config)`: True for a config that holds the
@@ -149,11 +151,23 @@ class VocabularyAsset:
 
     def _remembered_asset(self):
         """The asset's bytes, computed once, and their digest, kept by
-        `KNOWN` for same-process clones."""
+        `KNOWN` for same-process clones (None: no vocabulary yet).
+
+        Always the bytes of this layer's own `_asset_bytes`, never those
+        it was loaded from: an asset of an earlier layout (BytePair's
+        without its added tokens) is saved again in today's.
+        """
         self._check_ready()
         if self._asset_state.data is None:
             self._asset_state.data = self._asset_bytes()
+        if self._asset_state.data is None:
+            return None
         return KNOWN.remember(self._asset_state.data)
+
+    def _vocabulary_changed(self):
+        """Forgets the asset's bytes computed for the previous vocabulary
+        (for a class whose vocabulary can be set again)."""
+        self._asset_state.data = None
 
     def _asset_config(self):
         return {self.digest_key: self._remembered_asset()}
@@ -170,11 +184,11 @@ class VocabularyAsset:
             )
         layer = cls(**config)
         layer._asset_state.expected_sha256 = digest
-        layer._asset_state.data = data  # The very bytes of that digest.
         return layer
 
     def save_assets(self, dir_path):
-        self._remembered_asset()
+        if self._remembered_asset() is None:
+            return  # No vocabulary yet: nothing to save.
         with open(os.path.join(dir_path, self.asset_name), "wb") as f:
             f.write(self._asset_state.data)
 
@@ -206,7 +220,6 @@ class VocabularyAsset:
             except ValueError:
                 self._asset_state.failed = True
                 raise
-            self._asset_state.data = data
 
     def _missing_asset_message(self, dir_path):
         where = "its asset folder" if dir_path is None else repr(dir_path)
@@ -216,3 +229,50 @@ class VocabularyAsset:
             "file (its config names the file by SHA-256 only). The file "
             "was saved incompletely or edited: save the model again."
         )
+
+
+class TokenListAsset(VocabularyAsset):
+    """A `VocabularyAsset` that is the token list of the constructor's
+    `vocabulary` argument (id order), saved as the JSON list
+    `vocabulary.json`.
+
+    A subclass implements `_waiting_for_asset()`, `_token_list()` (the
+    tokens, or None while there are none) and `_set_token_list(tokens)`.
+    """
+
+    asset_name = "vocabulary.json"
+    digest_key = "vocabulary_sha256"
+
+    def _asset_bytes(self):
+        tokens = self._token_list()
+        if tokens is None:
+            return None
+        return json.dumps(list(tokens), ensure_ascii=False).encode("utf-8")
+
+    def _load_asset_bytes(self, data, source):
+        self._set_token_list(_read_token_list(data, source, type(self)))
+
+    @classmethod
+    def _config_has_vocabulary(cls, config):
+        return isinstance(config.get("vocabulary"), list)
+
+    @classmethod
+    def _vocabulary_kwargs(cls, data):
+        if data is FROM_ASSETS:
+            return {"vocabulary": FROM_ASSETS}
+        source = "the remembered vocabulary"
+        return {"vocabulary": _read_token_list(data, source, cls)}
+
+
+def _read_token_list(data, source, owner):
+    """The tokens of a `TokenListAsset` file; a `ValueError` naming
+    `source` and `owner` (a class) if it is not a JSON list of strings."""
+    tokens = json_asset(data, source, owner.__name__)
+    if not isinstance(tokens, list) or not all(
+        isinstance(token, str) for token in tokens
+    ):
+        raise ValueError(
+            f"{owner.__name__} could not read {source}: expected a JSON "
+            f"list of tokens (strings). Received: a {type(tokens).__name__}."
+        )
+    return tokens

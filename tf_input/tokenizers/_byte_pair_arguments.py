@@ -1,6 +1,12 @@
 """Reading and checking `BytePairTokenizer`'s arguments: a `vocab.json` and
 a `merges.txt` (or their dict and list forms; errors name the file and
-line), its vocabulary asset, its unsplittable tokens, roles and options."""
+line), its vocabulary asset, its unsplittable tokens, roles and options.
+
+A fault in the contents of the vocabulary or the merges is a `SpecError`
+(`SpecTypeError` for a wrong JSON type): `load_tokenizer` reports it as a
+fault of the `tokenizer.json` they came from, and nothing else raised
+while the tokenizer is built.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,10 @@ import warnings
 
 import numpy as np
 
+from tf_input._validation import check_type
 from tf_input.tokenizers._assets import json_asset
+from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.hf.spec import SpecTypeError
 
 # Tokens kept whole by default (`unsplittable_tokens=None`), and the
 # roles they play (GPT-2 uses one token for both ends; RoBERTa uses BART's).
@@ -60,19 +69,21 @@ def load_vocabulary(vocabulary, allow_gaps=False):
             f"{type(vocabulary).__name__}."
         )
     if not isinstance(vocabulary, dict) or not vocabulary:
-        raise ValueError(
+        error = SpecError if isinstance(vocabulary, dict) else SpecTypeError
+        raise error(
             f"{where} must be a non-empty JSON object from token to id. "
             f"Received: a {type(vocabulary).__name__} of length "
             f"{len(vocabulary) if hasattr(vocabulary, '__len__') else '?'}."
         )
     for token, i in vocabulary.items():
         if not isinstance(token, str) or not token:
-            raise ValueError(
+            error = SpecError if isinstance(token, str) else SpecTypeError
+            raise error(
                 f"{where}: every token must be a non-empty string. "
                 f"Received: token {token!r} (id {i!r})."
             )
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise ValueError(
+            raise SpecTypeError(
                 f"{where}: every id must be an integer. Received: "
                 f"{token!r}: {i!r}."
             )
@@ -88,7 +99,7 @@ def load_vocabulary(vocabulary, allow_gaps=False):
         else:
             missing = next(i for i in range(len(ids)) if i not in seen)
             problem = f"id {missing} is missing (largest id: {ids[-1]})"
-        raise ValueError(
+        raise SpecError(
             f"{where}: ids must be 0..{len(ids) - 1}, each once; {problem}."
         )
     return {token: int(i) for token, i in vocabulary.items()}
@@ -132,7 +143,7 @@ def load_merges(merges, vocabulary):
                 and all(isinstance(part, str) for part in merge)
             )
             if not (pair or isinstance(merge, str)):
-                raise ValueError(
+                raise SpecTypeError(
                     f"`merges[{n}]` must be a string 'a b' or a pair of "
                     f"strings. Received: {merge!r}."
                 )
@@ -174,12 +185,12 @@ def load_merges(merges, vocabulary):
 
 def _bad_merge(where, merge, left, right, row):
     if not left or not right:
-        raise ValueError(
+        raise SpecError(
             f"{where}: a merge is two tokens separated by one space, "
             f"like 'Ġ t'. Received: {merge!r}."
         )
     missing = (left, right, left + right)[row.index(None)]
-    raise ValueError(
+    raise SpecError(
         f"{where}: token {missing!r} of merge {merge!r} is not in "
         "the vocabulary. Use the vocab.json that came with these "
         "merges."
@@ -187,39 +198,41 @@ def _bad_merge(where, merge, left, right, row):
 
 
 def read_asset(data, source):
-    """The `{"vocabulary": ..., "merges": ...}` of an asset's bytes."""
+    """The `{"vocabulary": ..., "merges": ..., "added_tokens": ...}` of an
+    asset's bytes (without `added_tokens` for an asset written when they
+    were in the config)."""
     content = json_asset(data, source, "BytePairTokenizer")
+    lists = (list, type(None))
     if not (
         isinstance(content, dict)
         and isinstance(content.get("vocabulary"), dict)
-        and isinstance(content.get("merges", ()), (list, type(None)))
+        and isinstance(content.get("merges"), lists)
+        and isinstance(content.get("added_tokens"), lists)
     ):
         raise ValueError(
             f"BytePairTokenizer could not read {source}: expected a JSON "
-            "object with a `vocabulary` object and a `merges` list (or "
-            "null)."
+            "object with a `vocabulary` object, and `merges` and "
+            "`added_tokens` lists (or null)."
         )
-    return {
-        "vocabulary": content["vocabulary"],
-        "merges": content.get("merges"),
-    }
+    out = {"vocabulary": content["vocabulary"], "merges": content.get("merges")}
+    if "added_tokens" in content:
+        out["added_tokens"] = content["added_tokens"]
+    return out
 
 
-def check_options(pretokenizer, ignore_merges, split_special_tokens):
-    if not (pretokenizer in ("gpt2", None) or isinstance(pretokenizer, dict)):
+def check_pretokenizer(pretokenizer):
+    """`pretokenizer` if it is `"gpt2"`, None or a dict (a `tokenizer.json`
+    `pre_tokenizer`, checked when it is compiled)."""
+    expected = (
+        "'gpt2', None or a Hugging Face pre_tokenizer description (a dict)"
+    )
+    check_type("pretokenizer", pretokenizer, (str, dict, type(None)), expected)
+    if isinstance(pretokenizer, str) and pretokenizer != "gpt2":
         raise ValueError(
-            "`pretokenizer` must be one of ('gpt2', None) or a Hugging "
-            "Face pre_tokenizer description (a dict). Received: "
-            f"pretokenizer={pretokenizer!r}."
+            f"`pretokenizer` must be {expected}. "
+            f"Received: pretokenizer={pretokenizer!r}."
         )
-    for name, value in (
-        ("ignore_merges", ignore_merges),
-        ("split_special_tokens", split_special_tokens),
-    ):
-        if not isinstance(value, bool):
-            raise ValueError(
-                f"`{name}` must be True or False. Received: {name}={value!r}."
-            )
+    return pretokenizer
 
 
 def renamed_special_tokens(kwargs, unsplittable_tokens):
@@ -252,8 +265,11 @@ def check_unsplittable(tokens, vocabulary):
             f"Received: unsplittable_tokens={tokens!r}."
         )
     out = []
-    for token in tokens:
-        if not isinstance(token, str) or not token:
+    for i, token in enumerate(tokens):
+        check_type(
+            f"unsplittable_tokens[{i}]", token, str, "a non-empty string"
+        )
+        if not token:
             raise ValueError(
                 "`unsplittable_tokens` must contain non-empty strings. "
                 f"Received: {token!r} in unsplittable_tokens={tokens!r}."
@@ -287,6 +303,7 @@ def role_ids(roles, unsplittable, index):
             raise ValueError(
                 f"`roles` keys must be among {_ROLES}. Received: {role!r}."
             )
+        check_type(f"roles[{role!r}]", token, str, "a token (str)")
         if token not in index:
             raise ValueError(
                 f"`roles`: the {role} token {token!r} is not a token of "

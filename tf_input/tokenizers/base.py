@@ -20,10 +20,14 @@ ids that `add_special_tokens=True` puts around each sequence.
 
 from __future__ import annotations
 
+import numbers
+
 import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._validation import check_bool
+from tf_input._validation import check_type
 from tf_input._validation import checked_indices
 
 
@@ -124,12 +128,9 @@ class Tokenizer(keras.layers.Layer):
 
     def __init__(self, *, add_special_tokens: bool = False, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(add_special_tokens, bool):
-            raise ValueError(
-                "`add_special_tokens` must be True or False. "
-                f"Received: add_special_tokens={add_special_tokens!r}."
-            )
-        self.add_special_tokens = add_special_tokens
+        self.add_special_tokens = check_bool(
+            "add_special_tokens", add_special_tokens
+        )
         self._start_ids = []
         self._end_ids = []
         self._token_index = None
@@ -301,11 +302,9 @@ class Tokenizer(keras.layers.Layer):
             A scalar string tensor for 1-D ids, else `[N]` strings.
         """
         self._check_ready()
-        if not isinstance(skip_special_tokens, bool):
-            raise ValueError(
-                "`skip_special_tokens` must be True or False. Received: "
-                f"skip_special_tokens={skip_special_tokens!r}."
-            )
+        skip_special_tokens = check_bool(
+            "skip_special_tokens", skip_special_tokens
+        )
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.convert_to_tensor(ids)
         if not ids.dtype.is_integer:
@@ -371,7 +370,8 @@ class Tokenizer(keras.layers.Layer):
     def id_to_token(self, id: int) -> str:
         """The token string of `id` (Python int)."""
         vocabulary = self.get_vocabulary()
-        if isinstance(id, bool) or not 0 <= int(id) < len(vocabulary):
+        check_type("id", id, numbers.Integral, "an integer")
+        if not 0 <= id < len(vocabulary):
             raise ValueError(
                 f"`id` must be in [0, vocabulary_size={len(vocabulary)}). "
                 f"Received: id={id!r}."

@@ -47,12 +47,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._validation import check_bool
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers._byte_level import ALPHABET
 from tf_input.tokenizers._byte_level import rank_pairs
 from tf_input.tokenizers._byte_level import token_to_bytes
-from tf_input.tokenizers._byte_pair_arguments import check_options
+from tf_input.tokenizers._byte_pair_arguments import check_pretokenizer
 from tf_input.tokenizers._byte_pair_arguments import check_unsplittable
 from tf_input.tokenizers._byte_pair_arguments import load_merges
 from tf_input.tokenizers._byte_pair_arguments import load_vocabulary
@@ -87,6 +88,9 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
     `tokenizer.json` or a tiktoken rank file, with the normalizer,
     pre-tokenizer, added tokens, template and roles of the file, which are
     the arguments below in the file's own JSON form.
+
+    A `.keras` file keeps the vocabulary, the merges and the added tokens
+    as an asset (`vocabulary.json`; the config holds its SHA-256).
 
     Invalid UTF-8 is first replaced by U+FFFD as `bytes.decode("utf-8",
     "replace")` does, so such a line gets the ids of its repaired text.
@@ -195,14 +199,15 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             kwargs, unsplittable_tokens
         )
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        check_options(pretokenizer, ignore_merges, split_special_tokens)
         if unsplittable_tokens is not None and added_tokens is not None:
             raise ValueError(
                 "Pass either `unsplittable_tokens` or `added_tokens`, not both."
             )
-        self.pretokenizer = pretokenizer
-        self.ignore_merges = ignore_merges
-        self.split_special_tokens = split_special_tokens
+        self.pretokenizer = check_pretokenizer(pretokenizer)
+        self.ignore_merges = check_bool("ignore_merges", ignore_merges)
+        self.split_special_tokens = check_bool(
+            "split_special_tokens", split_special_tokens
+        )
         self._pre = PreTokenizer(pretokenizer)
         self._normalizer = Normalizer(normalizer)
         self._init_asset()
@@ -211,17 +216,20 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         self._data = Untracked()
         self._data.vocabulary = None
         self._data.unsplittable = unsplittable_tokens
+        # Until the asset is loaded: the added tokens of a config written
+        # when they were in it, not in the asset.
         self._data.added_tokens = added_tokens
         self._data.normalizer = normalizer
         self._data.templates = templates
         self._data.roles = roles
         if vocabulary is not FROM_ASSETS:
-            self._set_vocabulary(vocabulary, merges)
+            self._set_vocabulary(vocabulary, merges, added_tokens)
 
-    def _set_vocabulary(self, vocabulary, merges):
-        """Reads and checks the vocabulary and merges, and builds the
-        tables (in `__init__`, or in `load_assets` for a `.keras` file)."""
-        added_tokens = self._data.added_tokens
+    def _set_vocabulary(self, vocabulary, merges, added_tokens):
+        """Reads and checks the vocabulary, merges and added tokens, and
+        builds the tables (in `__init__`, or in `load_assets` for a
+        `.keras` file)."""
+        self._data.added_tokens = added_tokens
         # A tokenizer.json vocabulary may have gaps (cl100k's, for the ids
         # of its added tokens); a vocab.json may not.
         vocabulary = load_vocabulary(
@@ -449,6 +457,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             # Saved as an asset, named by `vocabulary_sha256` (`_assets`).
             "vocabulary": None,
             "merges": None,
+            "added_tokens": None,
             "unsplittable_tokens": (
                 None
                 if self._data.unsplittable is None
@@ -456,7 +465,6 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             ),
             "pretokenizer": self.pretokenizer,
             "normalizer": self._data.normalizer,
-            "added_tokens": self._data.added_tokens,
             "ignore_merges": self.ignore_merges,
             "split_special_tokens": self.split_special_tokens,
             "templates": self._data.templates,
@@ -472,13 +480,17 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         return self._data.vocabulary is None
 
     def _asset_bytes(self):
-        content = {"vocabulary": self._data.vocabulary}
-        content["merges"] = self._data.merges
+        content = {
+            "vocabulary": self._data.vocabulary,
+            "merges": self._data.merges,
+            "added_tokens": self._data.added_tokens,
+        }
         return json.dumps(content, ensure_ascii=False).encode("utf-8")
 
     def _load_asset_bytes(self, data, source):
-        content = read_asset(data, source)
-        self._set_vocabulary(content["vocabulary"], content["merges"])
+        content = {"added_tokens": self._data.added_tokens}
+        content.update(read_asset(data, source))
+        self._set_vocabulary(**content)
 
     @classmethod
     def from_config(cls, config):
@@ -496,8 +508,4 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
     def _vocabulary_kwargs(cls, data):
         if data is FROM_ASSETS:
             return {"vocabulary": FROM_ASSETS, "merges": None}
-        content = read_asset(data, "the remembered vocabulary")
-        return {
-            "vocabulary": content["vocabulary"],
-            "merges": content["merges"],
-        }
+        return read_asset(data, "the remembered vocabulary")

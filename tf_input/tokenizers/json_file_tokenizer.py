@@ -1,22 +1,23 @@
 """The common part of the tokenizers built from one `tokenizer.json` text.
 
 `MetaspaceBytePairTokenizer` and `UnigramTokenizer` keep the file's text as
-their whole state. Their config names it by SHA-256 only; a `.keras` file
-stores the text as a Keras asset (`save_assets` / `load_assets`), so the
-config does not carry megabytes of JSON, and the digest catches an edited
-or corrupt asset. Subclasses implement `_build(data)` (the parsed file)
-and the graphs `_tokenize_graph` / `_detokenize_graph`.
+their whole state. It is their vocabulary asset (`_assets.VocabularyAsset`):
+the config names it by SHA-256 only, and a `.keras` file stores the text
+itself, so the config does not carry megabytes of JSON, and the digest
+catches an edited or corrupt asset. Subclasses implement `_build(data)`
+(the parsed file) and the graphs `_tokenize_graph` / `_detokenize_graph`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 
 import tensorflow as tf
 
-from tf_input.tokenizers._assets import Recent
+from tf_input._validation import check_bool
+from tf_input.tokenizers._assets import FROM_ASSETS
+from tf_input.tokenizers._assets import VocabularyAsset
+from tf_input.tokenizers._assets import json_asset
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.base import Untracked
 from tf_input.tokenizers.base import traced_graphs
@@ -24,17 +25,8 @@ from tf_input.tokenizers.hf import added_tokens
 from tf_input.tokenizers.hf.processors import parse_templates
 from tf_input.tokenizers.hf.spec import SpecError
 
-_ASSET = "tokenizer.json"
 
-# The last JSON texts whose config was taken in this process, by SHA-256:
-# a `from_config` in the same process (a clone) needs no asset.
-_KNOWN = Recent()
-# In place of the text: `load_assets` (a `.keras` file) or `_from_file`
-# gives it after construction.
-_LATER = object()
-
-
-class JsonFileTokenizer(Tokenizer):
+class JsonFileTokenizer(VocabularyAsset, Tokenizer):
     """A tokenizer whose state is one `tokenizer.json` text (see above)."""
 
     def __init__(
@@ -48,13 +40,15 @@ class JsonFileTokenizer(Tokenizer):
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        self._init_asset()
         self._json_text = None
         self._roles_arg = roles
         self._templates_arg = templates
-        self._expected_sha256 = None
-        self.split_special_tokens = split_special_tokens
+        self.split_special_tokens = check_bool(
+            "split_special_tokens", split_special_tokens
+        )
         self._plain = Untracked()  # large Python data, out of tracking
-        if tokenizer_json is not _LATER:
+        if tokenizer_json is not FROM_ASSETS:
             self._setup(tokenizer_json)
 
     @classmethod
@@ -64,7 +58,7 @@ class JsonFileTokenizer(Tokenizer):
         `specials(token_ids)` gives `(roles, templates)` from the dict of
         every token to its id, once the file's vocabulary is built.
         """
-        layer = cls(_LATER, **kwargs)
+        layer = cls(FROM_ASSETS, **kwargs)  # The text comes right below.
         layer._build_tokens(data)
         layer._roles_arg, layer._templates_arg = specials(layer._plain.index)
         layer._finish(text)
@@ -89,7 +83,6 @@ class JsonFileTokenizer(Tokenizer):
         raise NotImplementedError
 
     def _finish(self, text):
-        self._json_text = text
         index = self._plain.index
         self._roles = {}
         for role, token in (self._roles_arg or {}).items():
@@ -107,87 +100,79 @@ class JsonFileTokenizer(Tokenizer):
         self._graphs = traced_graphs(
             self._tokenize_graph, self._detokenize_graph
         )
+        # Set last: the tokenizer has its file once all of it is built.
+        self._json_text = text
 
     # --- Saving ---------------------------------------------------------------
     def get_config(self):
-        self._check()
-        digest = _KNOWN.remember(self._json_text.encode(), self._json_text)
         return {
             **super().get_config(),
+            # Saved as an asset, named by `tokenizer_json_sha256` (`_assets`).
             "tokenizer_json": None,
-            "tokenizer_json_sha256": digest,
             "roles": self._roles_arg,
             "split_special_tokens": self.split_special_tokens,
             "templates": self._templates_arg,
+            **self._asset_config(),
         }
 
+    # --- The file as a Keras asset (`_assets`) --------------------------------
+    asset_name = "tokenizer.json"
+    digest_key = "tokenizer_json_sha256"
+    _asset_what = "tokenizer.json"
+
+    def _waiting_for_asset(self):
+        return self._json_text is None
+
+    def _asset_bytes(self):
+        return self._json_text.encode("utf-8")
+
+    def _load_asset_bytes(self, data, source):
+        parsed = json_asset(data, source, type(self).__name__)
+        if not isinstance(parsed, dict):
+            raise ValueError(
+                f"{type(self).__name__} could not read {source}: a "
+                "tokenizer.json holds a JSON object. Received: a "
+                f"{type(parsed).__name__}."
+            )
+        try:
+            self._setup(data.decode("utf-8"), parsed)
+        except SpecError as error:
+            raise ValueError(
+                f"{type(self).__name__} could not read {source}: {error}"
+            ) from error
+
     @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        digest = config.pop("tokenizer_json_sha256", None)
-        if not isinstance(config.get("tokenizer_json"), str):
-            config["tokenizer_json"] = _KNOWN.get(digest, _LATER)
-        layer = cls(**config)
-        layer._expected_sha256 = digest
-        return layer
+    def _config_has_vocabulary(cls, config):
+        return isinstance(config.get("tokenizer_json"), str)
 
-    def save_assets(self, dir_path):
-        self._check()
-        with open(os.path.join(dir_path, _ASSET), "w", encoding="utf-8") as f:
-            f.write(self._json_text)
-
-    def load_assets(self, dir_path):
-        # Keras gives None when the file holds no assets for this layer.
-        path = None if dir_path is None else os.path.join(dir_path, _ASSET)
-        if path is None or not os.path.isfile(path):
-            raise ValueError(
-                f"{type(self).__name__} {self.name!r}: the saved file has no "
-                f"{_ASSET} asset for it (the `.keras` file is incomplete or "
-                "was edited). Save the model again."
-            )
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        if self._expected_sha256 not in (None, digest):
-            raise ValueError(
-                f"{type(self).__name__}: the asset {path!r} has SHA-256 "
-                f"{digest}, but the config names {self._expected_sha256}: "
-                "the saved file is corrupt or was edited."
-            )
-        if self._json_text is None:
-            self._setup(text)
-
-    def _check(self):
-        if self._json_text is None:
-            raise ValueError(
-                f"This {type(self).__name__} has no tokenizer.json yet (made "
-                "by `from_config` from a config that names it by digest "
-                "only): load the `.keras` file with "
-                "`keras.saving.load_model`."
-            )
+    @classmethod
+    def _vocabulary_kwargs(cls, data):
+        if data is FROM_ASSETS:
+            return {"tokenizer_json": FROM_ASSETS}
+        return {"tokenizer_json": data.decode("utf-8")}
 
     # --- Graphs ---------------------------------------------------------------
     def _tokenize_batch(self, texts):
-        self._check()
+        self._check_ready()
         return self._graphs.tokenize(texts)
 
     def _detokenize_batch(self, ids):
-        self._check()
+        self._check_ready()
         ids = tf.cast(ids.with_row_splits_dtype(tf.int64), tf.int32)
         return self._graphs.detokenize(ids)
 
     # --- Python-side API ------------------------------------------------------
     def get_vocabulary(self):
-        self._check()
+        self._check_ready()
         return list(self._plain.tokens)
 
     def _index(self):
-        self._check()
+        self._check_ready()
         return self._plain.index
 
     @property
     def special_tokens(self):
-        self._check()
+        self._check_ready()
         return dict(self._roles)
 
     def _special_ids(self):

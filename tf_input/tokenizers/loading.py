@@ -20,6 +20,8 @@ import pathlib
 import sys
 import warnings
 
+from tf_input._validation import check_bool
+from tf_input._validation import check_type
 from tf_input.tokenizers._files import TokenizerFileError
 from tf_input.tokenizers._files import check_options
 from tf_input.tokenizers._files import read_json
@@ -142,16 +144,13 @@ def load_tokenizer(
     >>> tokenizer.detokenize([2, 3, 0], skip_special_tokens=True).numpy()
     b'aba'
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(
-            "`path` must be a file or folder path (str or path-like). "
-            f"Received: path={path!r} (of type {type(path).__name__})."
-        )
-    if not isinstance(add_special_tokens, bool):
-        raise ValueError(
-            "`add_special_tokens` must be True or False. Received: "
-            f"add_special_tokens={add_special_tokens!r}."
-        )
+    check_type(
+        "path",
+        path,
+        (str, os.PathLike),
+        "a file or folder path (str or path-like)",
+    )
+    add_special_tokens = check_bool("add_special_tokens", add_special_tokens)
     special_token_ids = _renamed(special_token_ids, special_tokens)
     with reading():
         path, kind = _find(pathlib.Path(path))

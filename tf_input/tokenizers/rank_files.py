@@ -13,6 +13,7 @@ import base64
 import binascii
 import re
 
+from tf_input._validation import check_type
 from tf_input.tokenizers._byte_level import byte_level
 from tf_input.tokenizers._files import TokenizerFileError
 from tf_input.tokenizers._files import check_options
@@ -103,10 +104,7 @@ def load_rank_file(
             "pre-tokenization regex: pass `pattern=`, one of "
             f"{sorted(PATTERNS)} or the regex itself."
         )
-    if not isinstance(pattern, str):
-        raise TypeError(
-            f"`pattern` must be a name or a regex (str). Received: {pattern!r}."
-        )
+    check_type("pattern", pattern, str, "a name or a regex (str)")
     ranks = read_rank_file(path)
     vocabulary = {byte_level(token): rank for token, rank in ranks.items()}
     added = _added_tokens(special_token_ids, len(ranks), path)
@@ -133,7 +131,7 @@ def load_rank_file(
         pretokenizer=pretokenizer,
         added_tokens=added,
         ignore_merges=True,
-        split_special_tokens=bool(options.get("split_special_tokens", False)),
+        split_special_tokens=options.get("split_special_tokens", False),
         templates=processors.plain(),
         roles=options.get("roles") or {},
         add_special_tokens=add_special_tokens,
@@ -144,22 +142,16 @@ def _added_tokens(special_token_ids, num_ranks, path):
     """`special_token_ids` (token -> id) as `added_tokens` entries."""
     if special_token_ids is None:
         return []
-    if not isinstance(special_token_ids, dict):
-        raise TypeError(
-            "`special_token_ids` must be a dict from token to id. Received: "
-            f"{special_token_ids!r}."
-        )
+    expected = "a dict from token (str) to id (int)"
+    check_type("special_token_ids", special_token_ids, dict, expected)
     added = []
     for token, token_id in special_token_ids.items():
-        if (
-            not isinstance(token, str)
-            or isinstance(token_id, bool)
-            or (not isinstance(token_id, int))
-        ):
-            raise ValueError(
-                "`special_token_ids` must map strings to integer ids. "
-                f"Received: {token!r}: {token_id!r}."
+        if not isinstance(token, str):
+            raise TypeError(
+                f"`special_token_ids` must be {expected}. Received the key "
+                f"{token!r} (of type {type(token).__name__})."
             )
+        check_type(f"special_token_ids[{token!r}]", token_id, int, "an id")
         if token_id < num_ranks:
             raise ValueError(
                 f"`special_token_ids`: id {token_id} of {token!r} is a rank "

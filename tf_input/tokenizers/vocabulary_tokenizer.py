@@ -7,7 +7,11 @@ import collections
 import keras
 import tensorflow as tf
 
+from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
+from tf_input._validation import check_type
+from tf_input.tokenizers._assets import FROM_ASSETS
+from tf_input.tokenizers._assets import TokenListAsset
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.base import Tokenizer
 
@@ -18,7 +22,7 @@ _WHITESPACE = r"[\s\x{0b}\p{Z}\x{85}\x{1c}-\x{1f}]+"
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class VocabularyTokenizer(Tokenizer):
+class VocabularyTokenizer(TokenListAsset, Tokenizer):
     """Splits text into words or characters and maps each to its id.
 
     The tokenizer of the "write a Transformer by hand" tutorials, in the
@@ -38,6 +42,11 @@ class VocabularyTokenizer(Tokenizer):
     the vocabulary maps to the unknown token. `detokenize` joins the pieces
     with a space (with `""` for `"character"`), so split numbers come back as
     separate digits.
+
+    A `.keras` file keeps the vocabulary as an asset (`vocabulary.json`;
+    the config holds its SHA-256). A tokenizer saved before `adapt` has
+    no vocabulary in its config or its file (its digest is None), and is
+    loaded without one.
 
     Args:
         vocabulary: list of str or None. All tokens in id order, which must
@@ -88,37 +97,23 @@ class VocabularyTokenizer(Tokenizer):
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
         self.split = check_one_of("split", split, SPLITS)
-        specials = tuple(specials)
-        if (
-            len(specials) != 4
-            or not all(isinstance(s, str) and s for s in specials)
-            or len(set(specials)) != 4
-        ):
-            raise ValueError(
-                "`specials` must be 4 distinct non-empty strings: the "
-                "padding, start, end and unknown tokens. "
-                f"Received: specials={specials!r}."
-            )
-        self.specials = specials
-        if not isinstance(lowercase, bool):
-            raise ValueError(
-                f"`lowercase` must be True or False. Received: {lowercase!r}."
-            )
-        self.lowercase = lowercase
+        self.specials = _checked_specials(specials)
+        self.lowercase = check_bool("lowercase", lowercase)
+        self._init_asset()
         self._vocabulary = None
-        if vocabulary is not None:
+        # `FROM_ASSETS`: `from_config` of a config that names the
+        # vocabulary by digest (or of one taken before `adapt`).
+        if vocabulary is not None and vocabulary is not FROM_ASSETS:
             self.set_vocabulary(vocabulary)
 
     # --- Vocabulary ---------------------------------------------------------
     def set_vocabulary(self, vocabulary: list[str]) -> None:
         """Sets the vocabulary: all tokens in id order, specials included."""
-        if isinstance(vocabulary, (str, bytes)) or not all(
-            isinstance(token, str) for token in vocabulary
-        ):
-            raise ValueError(
-                "`vocabulary` must be a list of token strings. "
-                f"Received: vocabulary of type {type(vocabulary).__name__}."
-            )
+        check_type(
+            "vocabulary", vocabulary, (list, tuple), "a list of token strings"
+        )
+        for i, token in enumerate(vocabulary):
+            check_type(f"vocabulary[{i}]", token, str, "a token string")
         vocabulary = list(vocabulary)
         missing = [s for s in self.specials if s not in vocabulary]
         counts = collections.Counter(vocabulary)
@@ -142,6 +137,7 @@ class VocabularyTokenizer(Tokenizer):
         roles = dict(zip(("pad", "bos", "eos", "unk"), self.specials))
         self._start_ids = [self._index()[roles["bos"]]]
         self._end_ids = [self._index()[roles["eos"]]]
+        self._vocabulary_changed()
 
     def adapt(self, texts, batch_size: int = 1024) -> None:
         """Builds the vocabulary from texts: specials, then first-seen order.
@@ -167,6 +163,7 @@ class VocabularyTokenizer(Tokenizer):
         self.set_vocabulary([token.decode("utf-8") for token in seen])
 
     def get_vocabulary(self) -> list[str]:
+        self._check_ready()
         if self._vocabulary is None:
             raise ValueError(self._no_vocabulary())
         return list(self._vocabulary)
@@ -233,8 +230,40 @@ class VocabularyTokenizer(Tokenizer):
     def get_config(self):
         return {
             **super().get_config(),
-            "vocabulary": self._vocabulary,
+            # Saved as an asset, named by `vocabulary_sha256` (`_assets`).
+            "vocabulary": None,
             "split": self.split,
             "specials": list(self.specials),
             "lowercase": self.lowercase,
+            **self._asset_config(),
         }
+
+    # --- The vocabulary as a Keras asset (`_assets`) -------------------------
+    def _waiting_for_asset(self):
+        # A config without a digest is one taken before `adapt`: such a
+        # layer waits for nothing.
+        expected = self._asset_state.expected_sha256
+        return self._vocabulary is None and expected is not None
+
+    def _token_list(self):
+        return self._vocabulary
+
+    def _set_token_list(self, tokens):
+        self.set_vocabulary(tokens)
+
+
+def _checked_specials(specials):
+    """`specials` as a tuple of 4 distinct non-empty strings."""
+    expected = (
+        "4 distinct non-empty strings: the padding, start, end and unknown "
+        "tokens"
+    )
+    check_type("specials", specials, (list, tuple), expected)
+    for i, token in enumerate(specials):
+        check_type(f"specials[{i}]", token, str, "a non-empty string")
+    specials = tuple(specials)
+    if len(specials) != 4 or not all(specials) or len(set(specials)) != 4:
+        raise ValueError(
+            f"`specials` must be {expected}. Received: specials={specials!r}."
+        )
+    return specials

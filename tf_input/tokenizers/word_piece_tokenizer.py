@@ -8,20 +8,22 @@ corrections that make them give Hugging Face's ids) is the engine in
 
 from __future__ import annotations
 
-import json
 import os
 
 import keras
 
+from tf_input._validation import check_bool
 from tf_input._validation import check_positive_int
+from tf_input._validation import check_type
 from tf_input.tokenizers._assets import FROM_ASSETS
-from tf_input.tokenizers._assets import VocabularyAsset
-from tf_input.tokenizers._assets import json_asset
+from tf_input.tokenizers._assets import TokenListAsset
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.engines.bert_tables import SPECIAL_TOKENS
 from tf_input.tokenizers.engines.bert_tables import TRAILING_WHITESPACE
 from tf_input.tokenizers.engines.wordpiece import BertWordPiece
 from tf_input.tokenizers.hf.processors import parse_templates
+from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.hf.spec import SpecTypeError
 
 
 def _read_vocabulary_file(path):
@@ -65,7 +67,7 @@ def _read_vocabulary_file(path):
 
 
 @keras.saving.register_keras_serializable(package="tf_input")
-class WordPieceTokenizer(VocabularyAsset, Tokenizer):
+class WordPieceTokenizer(TokenListAsset, Tokenizer):
     """BERT's WordPiece tokenizer, with the same ids as Hugging Face.
 
     Gives, for every input, the ids of Hugging Face `tokenizers`'
@@ -162,23 +164,16 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        if not isinstance(lowercase, bool):
-            raise ValueError(
-                "`lowercase` must be True or False. "
-                f"Received: lowercase={lowercase!r}."
-            )
-        if strip_accents is not None and not isinstance(strip_accents, bool):
-            raise ValueError(
-                "`strip_accents` must be None, True or False. "
-                f"Received: strip_accents={strip_accents!r}."
-            )
-        if not isinstance(unknown_token, str) or not unknown_token:
+        self.lowercase = check_bool("lowercase", lowercase)
+        self.strip_accents = check_bool(
+            "strip_accents", strip_accents, allow_none=True
+        )
+        check_type("unknown_token", unknown_token, str, "a non-empty string")
+        if not unknown_token:
             raise ValueError(
                 "`unknown_token` must be a non-empty string. "
                 f"Received: unknown_token={unknown_token!r}."
             )
-        self.lowercase = lowercase
-        self.strip_accents = strip_accents
         self.unknown_token = unknown_token
         self.max_word_length = check_positive_int(
             "max_word_length", max_word_length
@@ -196,7 +191,7 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         self._token_index = {t: i for i, t in enumerate(vocabulary)}
         unknown_token = self.unknown_token
         if unknown_token not in self._token_index:
-            raise ValueError(
+            raise SpecError(
                 f"The unknown token {unknown_token!r} is not in the "
                 f"vocabulary ({len(vocabulary)} tokens). Add it, or "
                 "pass the vocabulary's own unknown token as `unknown_token`."
@@ -254,7 +249,7 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         elif isinstance(vocabulary, (list, tuple)):
             bad = [t for t in vocabulary if not isinstance(t, str)]
             if bad:
-                raise TypeError(
+                raise SpecTypeError(
                     "`vocabulary` must be a list of strings or the path of a "
                     f"vocab.txt. Received a list holding {bad[0]!r} (of type "
                     f"{type(bad[0]).__name__})."
@@ -267,7 +262,7 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
                 f"{type(vocabulary).__name__}."
             )
         if not vocabulary:
-            raise ValueError(
+            raise SpecError(
                 "`vocabulary` is empty. Pass a list of tokens or the path "
                 "of a BERT vocab.txt."
             )
@@ -276,12 +271,12 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
             try:
                 token.encode("utf-8")
             except UnicodeEncodeError:
-                raise ValueError(
+                raise SpecError(
                     f"Token {token!r} (id {i}) in {source} is not valid "
                     "Unicode text: it holds a lone surrogate."
                 ) from None
             if token in seen:
-                raise ValueError(
+                raise SpecError(
                     f"Every token in {source} must be unique, because ids "
                     f"are positions. {token!r} is at ids {seen[token]} and "
                     f"{i}."
@@ -335,36 +330,11 @@ class WordPieceTokenizer(VocabularyAsset, Tokenizer):
         }
 
     # --- The vocabulary as a Keras asset (`_assets`) -------------------------
-    asset_name = "vocabulary.json"
-    digest_key = "vocabulary_sha256"
-
     def _waiting_for_asset(self):
         return self.vocabulary is None
 
-    def _asset_bytes(self):
-        tokens = list(self.vocabulary)
-        return json.dumps(tokens, ensure_ascii=False).encode("utf-8")
+    def _token_list(self):
+        return self.vocabulary
 
-    def _load_asset_bytes(self, data, source):
-        self._set_vocabulary(_read_asset(data, source))
-
-    @classmethod
-    def _config_has_vocabulary(cls, config):
-        return isinstance(config.get("vocabulary"), list)
-
-    @classmethod
-    def _vocabulary_kwargs(cls, data):
-        if data is FROM_ASSETS:
-            return {"vocabulary": FROM_ASSETS}
-        return {"vocabulary": _read_asset(data, "the remembered vocabulary")}
-
-
-def _read_asset(data, source):
-    """The list of tokens of an asset's bytes."""
-    tokens = json_asset(data, source, "WordPieceTokenizer")
-    if not isinstance(tokens, list):
-        raise ValueError(
-            f"WordPieceTokenizer could not read {source}: expected a JSON "
-            f"list of tokens. Received: a {type(tokens).__name__}."
-        )
-    return tokens
+    def _set_token_list(self, tokens):
+        self._set_vocabulary(tokens)

@@ -71,6 +71,7 @@ from tf_input.tokenizers.engines.bert_tables import code_points
 from tf_input.tokenizers.engines.bert_tables import escape
 from tf_input.tokenizers.engines.bert_tables import literal
 from tf_input.tokenizers.engines.bert_tables import lowercase_additions
+from tf_input.tokenizers.hf.spec import SpecError
 
 
 class BertWordPiece(tf.Module):
@@ -268,7 +269,9 @@ class BertWordPiece(tf.Module):
                 no_pretokenization=no_pretokenization,
             )
         except RuntimeError as error:
-            raise ValueError(
+            # A vocabulary TF Text does not support (a token too long, for
+            # one): a fault of the vocabulary, not of this code.
+            raise SpecError(
                 "TF Text could not build a WordPiece model from this "
                 f"vocabulary ({len(self.vocabulary)} tokens): {error}"
             ) from None

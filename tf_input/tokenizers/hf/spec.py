@@ -22,8 +22,9 @@ _SEQUENCE_ITEMS = {
 
 
 class SpecError(ValueError):
-    """A tokenizer description (a `tokenizer.json` section, or the same
-    dict given as an argument) that is malformed or not supported."""
+    """A tokenizer description (a `tokenizer.json` section, its vocabulary
+    or merges, or the same given as an argument) that is malformed or not
+    supported."""
 
 
 class SpecTypeError(SpecError, TypeError):

@@ -11,10 +11,11 @@ file's own padding and unknown tokens), the templates from its
 A fault of the file (a `SpecError` of any section, a missing field)
 becomes a `TokenizerFileError` that names the path; anything else raised
 while building a tokenizer (a fault of the code) keeps its own type and
-traceback. `BytePairTokenizer` and `WordPieceTokenizer` check their
-arguments and build their tables in one constructor: their `ValueError`
-and `TypeError` are taken as faults of the file (whose content the
-arguments are), chained to the original.
+traceback. The tokenizers built from the file's vocabulary and merges
+check their contents with the same `SpecError` (`_byte_pair_arguments`,
+`WordPieceTokenizer`); the values this module passes beside them (flags,
+templates, roles) are checked here first, so any other error from a
+constructor is a fault of the code.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tf_input.tokenizers.hf import decoders
 from tf_input.tokenizers.hf import pre_tokenizers
 from tf_input.tokenizers.hf import processors
 from tf_input.tokenizers.hf.spec import SpecError
+from tf_input.tokenizers.hf.spec import SpecTypeError
 from tf_input.tokenizers.hf.spec import excerpt
 from tf_input.tokenizers.hf.spec import flatten
 from tf_input.tokenizers.hf.spec import require
@@ -42,11 +44,6 @@ _ROLE_KEYS = {
 }
 _MODEL = "`model`"
 _BYTE_SYMBOLS = [byte_level(bytes([b])) for b in range(256)]
-
-
-class _ArgumentFault(SpecError):
-    """A tokenizer constructor's `ValueError` / `TypeError` on the file's
-    content (its cause)."""
 
 
 def load(path, text, data, config, *, add_special_tokens, split):
@@ -78,8 +75,7 @@ def load(path, text, data, config, *, add_special_tokens, split):
             split_special_tokens=split,
         )
     except SpecError as error:
-        cause = error.__cause__ if isinstance(error, _ArgumentFault) else None
-        raise TokenizerFileError(f"{where}: {error}") from cause
+        raise TokenizerFileError(f"{where}: {error}") from None
 
 
 def _guess_model_type(model):
@@ -193,6 +189,12 @@ def _byte_level_bpe(data, config, **kwargs):
     if not isinstance(vocabulary, dict):
         raise SpecError("a BPE 'vocab' must be an object")
     merges = require(model, "merges", _MODEL)
+    if not isinstance(merges, list):
+        # A string would be read as the path of a merges.txt.
+        raise SpecTypeError(
+            f"{_MODEL}: a BPE 'merges' must be a list. Received: "
+            f"{excerpt(merges)}."
+        )
     added = added_tokens.check_added_tokens(
         data.get("added_tokens") or [], "`added_tokens`"
     )
@@ -206,8 +208,7 @@ def _byte_level_bpe(data, config, **kwargs):
     templates = processors.from_post_processor(
         data.get("post_processor"), token_ids
     )
-    return _construct(
-        BytePairTokenizer,
+    return BytePairTokenizer(
         vocabulary,
         merges,
         pretokenizer=data.get("pre_tokenizer"),
@@ -218,15 +219,6 @@ def _byte_level_bpe(data, config, **kwargs):
         roles=roles(data, config, token_ids),
         **kwargs,
     )
-
-
-def _construct(cls, *args, **kwargs):
-    try:
-        return cls(*args, **kwargs)
-    except SpecError:
-        raise
-    except (ValueError, TypeError) as error:
-        raise _ArgumentFault(str(error)) from error
 
 
 def _wordpiece(text, data, config, *, add_special_tokens, **kwargs):
@@ -266,25 +258,44 @@ def _wordpiece(text, data, config, *, add_special_tokens, **kwargs):
         )
     vocabulary = require(model, "vocab", _MODEL)
     if not isinstance(vocabulary, dict):
-        raise SpecError("a WordPiece 'vocab' must be an object")
+        raise SpecTypeError("a WordPiece 'vocab' must be an object")
+    if not all(_is_int(i) for i in vocabulary.values()):
+        raise SpecTypeError("WordPiece ids must be integers")
     tokens = sorted(vocabulary, key=vocabulary.get)
     if [vocabulary[t] for t in tokens] != list(range(len(tokens))):
         raise SpecError("WordPiece ids must be 0..n-1, each once")
     unknown = model.get("unk_token", "[UNK]")
+    if not isinstance(unknown, str) or not unknown:
+        error = SpecError if isinstance(unknown, str) else SpecTypeError
+        raise error(
+            f"{_MODEL}: a WordPiece 'unk_token' must be a non-empty string. "
+            f"Received: {excerpt(unknown)}."
+        )
+    longest = model.get("max_input_chars_per_word", 100)
+    if not _is_int(longest) or longest < 1:
+        error = SpecError if _is_int(longest) else SpecTypeError
+        raise error(
+            f"{_MODEL}: 'max_input_chars_per_word' must be an integer >= 1. "
+            f"Received: {excerpt(longest)}."
+        )
     _check_wordpiece_added_tokens(data, vocabulary, unknown)
     strip = normalizer.get("strip_accents")
-    return _construct(
-        WordPieceTokenizer,
+    return WordPieceTokenizer(
         tokens,
         lowercase=bool(normalizer.get("lowercase", True)),
         strip_accents=None if strip is None else bool(strip),
         unknown_token=unknown,
-        max_word_length=model.get("max_input_chars_per_word", 100),
+        max_word_length=longest,
         add_special_tokens=add_special_tokens,
         templates=processors.from_post_processor(
             data.get("post_processor"), vocabulary
         ),
     )
+
+
+def _is_int(value):
+    """A JSON integer (not a boolean)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_wordpiece_added_tokens(data, vocabulary, unknown):
