@@ -825,15 +825,17 @@ def test_the_base_of_the_bad_files_loads(tmp_path, small_json):
     assert our_ids(load_tokenizer(path), TEXTS) == want
 
 
-def test_sentencepiece_style_bpe_with_a_pre_tokenizer_is_a_clear_error(
+def test_sentencepiece_style_bpe_with_an_unknown_pre_tokenizer_is_a_clear_error(
     tmp_path,
 ):
-    # Mistral v1's tokenizer.json loads (test_sentencepiece_bpe.py); one
-    # with a pre-tokenizer is not supported yet, and the error says so.
+    # Mistral v1's tokenizer.json loads (test_sentencepiece_bpe.py), and so
+    # do Gemma's pre-tokenizers (test_metaspace_byte_pair.py); a type that
+    # is not supported is an error that names it and what is.
     data = json.loads((LLM / "mistral_v1" / "tokenizer.json").read_text())
     data["pre_tokenizer"] = {"type": "Whitespace"}
     path = _write_json(tmp_path / "tokenizer.json", data)
-    with pytest.raises(ValueError, match="SentencePiece-style BPE") as info:
+    message = "pre-tokenizer type 'Whitespace' is not supported: supported"
+    with pytest.raises(ValueError, match=message) as info:
         load_tokenizer(path)
     assert str(path) in str(info.value)
 
