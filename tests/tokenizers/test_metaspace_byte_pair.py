@@ -256,7 +256,17 @@ lines = text_lines(
 )
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+# Gemma's layouts in every run; the converters' other layouts, whose
+# engine paths these share, with the slow tests.
+FUZZED = [
+    layout
+    if layout in ("gemma3", "gemma")
+    else pytest.param(layout, marks=pytest.mark.slow)
+    for layout in sorted(LAYOUTS)
+]
+
+
+@pytest.mark.parametrize("layout", FUZZED)
 @settings(max_examples=150, deadline=None)
 @given(batch=st.lists(lines, min_size=1, max_size=8))
 def test_fuzz_matches_hf(layout, batch):
@@ -374,7 +384,9 @@ CORPORA = [
 
 
 @requires_shared_data
-@pytest.mark.parametrize("layout", GEMMA_LAYOUTS)
+@pytest.mark.parametrize(
+    "layout", ["gemma3", pytest.param("gemma", marks=pytest.mark.slow)]
+)
 def test_mistral_vocabulary_sample_of_every_corpus(layout):
     tokenizer, reference = mistral(layout)
     for name, texts in corpora().items():
