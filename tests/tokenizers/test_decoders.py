@@ -120,7 +120,26 @@ rows = st.lists(
 )
 
 
-@pytest.mark.parametrize("name", sorted(DECODERS))
+# Orders no converter writes, made to test the chaining itself: with the
+# slow tests (the chains of real files run every time).
+SYNTHETIC = {
+    "reversed",
+    "nested",
+    "fallback_then_metaspace",
+    "byte_level_then_bpe",
+    "fuse_then_word_piece",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow)
+        if name in SYNTHETIC
+        else name
+        for name in sorted(DECODERS)
+    ],
+)
 @settings(max_examples=60, deadline=None)
 @given(batch=rows)
 def test_decoders_match_hf(name, batch):

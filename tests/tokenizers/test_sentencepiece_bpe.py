@@ -475,6 +475,9 @@ def test_mistral_json_every_corpus_line(version):
     assert not any(bad.values()), bad
 
 
+# The same class's contract runs every time on Gemma's layouts
+# (test_metaspace_byte_pair.py); Mistral's file with the slow tests.
+@pytest.mark.slow
 @requires_shared_data
 def test_mistral_json_contract(tmp_path):
     tokenizer, reference = json_pair()
