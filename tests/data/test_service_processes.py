@@ -208,9 +208,10 @@ def test_a_worker_killed_mid_epoch(corpus, cluster):
     assert time.time() - started < 120
     want = token_counter(tokenizer, lines)
     assert not got - want  # nothing duplicated (or invented)
-    lost = sum((want - got).values())
-    # At most the files the dead worker held: the other worker's came.
-    assert lost < sum(want.values()) / 2, lost
+    # What is lost is what the dead worker had made and not delivered: no
+    # bound on it holds here, since the dispatcher hands files to workers
+    # as they ask, and on a loaded machine one worker can take and buffer
+    # most of this small epoch before the other starts (82% once).
 
 
 MULTI_WORKER = textwrap.dedent(
