@@ -28,11 +28,11 @@ of texts:
 * `detokenize` of the batch, of one row and inside a `tf.function` agree;
 * a `.keras` file and a SavedModel (tokenize and detokenize signatures),
   saved into one folder that is then moved, reload with the same ids and
-  texts, in this process and in a fresh Python process; there the
-  SavedModel loads with `import tensorflow` alone (plus
-  `import tensorflow_text` unless `uses_core_ops_only`), and the `.keras`
-  file gets its vocabulary from its assets (a fresh process holds no
-  digest of it).
+  texts, in this process and in other Python processes (one per pytest
+  worker, kept for all contracts): there the SavedModel loads with
+  `import tensorflow` alone (plus `import tensorflow_text` unless
+  `uses_core_ops_only`), and the `.keras` file gets its vocabulary from its
+  assets (that process forgets the files it loaded before).
 
 `text_lines` is the one hypothesis strategy for fuzzing tokenizers, and
 `sentencepiece_model` trains the small models of the SentencePiece tests.
@@ -224,34 +224,95 @@ def _texts(strings):
     return [bytes(x) for x in strings.numpy().tolist()]
 
 
-_FRESH_PROCESS = textwrap.dedent(
+# One long-lived Python process per pytest worker and kind answers the
+# reload requests of every contract: `import tensorflow` (and a process's
+# start) costs seconds, paid once instead of once per tokenizer. The
+# "saved_model" kind never imports tf_input, keras-hub or (unless asked)
+# tensorflow_text, and reports which of them a load pulled in; the "keras"
+# kind imports tf_input, which registers the layers.
+_SERVER = textwrap.dedent(
     """
-    import base64, json, sys
+    import base64, json, sys, traceback
     import tensorflow as tf
-    request = json.loads(open(sys.argv[1], encoding="utf-8").read())
-    if request["tensorflow_text"]:
+    kind, tensorflow_text = sys.argv[1], sys.argv[2] == "1"
+    if tensorflow_text:
         import tensorflow_text  # noqa: F401  (registers its ops)
-    texts = tf.constant([base64.b64decode(t) for t in request["inputs"]])
+    if kind == "keras":
+        import keras
+        import tf_input  # registers the layers
+        import tf_input.tokenizers._assets
     encode = lambda xs: [base64.b64encode(x).decode() for x in xs]
-    model = tf.saved_model.load(request["saved_model"])
-    ids = model(texts)
-    out = {
-        "ids": ids.to_list(),
-        "texts": encode(model.detokenize(ids).numpy().tolist()),
-        "modules": sorted(
-            m for m in sys.modules
-            if m.split(".")[0] in ("tf_input", "tensorflow_text", "keras_hub")
-        ),
-    }
-    import keras
-    import tf_input  # noqa: F401  (registers the layers)
-    layer = keras.saving.load_model(request["keras"]).layers[0]
-    ids = layer(texts)
-    out["keras_ids"] = ids.to_list()
-    out["keras_texts"] = encode(layer.detokenize(ids).numpy().tolist())
-    print(json.dumps(out))
+
+    def answer(request):
+        texts = tf.constant([base64.b64decode(t) for t in request["inputs"]])
+        if kind == "keras":
+            # Forget the files earlier requests loaded: the vocabulary must
+            # come from this file's assets, as in a fresh process.
+            tf_input.tokenizers._assets.KNOWN._files.clear()
+            model = keras.saving.load_model(request["keras"]).layers[0]
+        else:
+            model = tf.saved_model.load(request["saved_model"])
+        ids = model(texts)
+        return {
+            "ids": ids.to_list(),
+            "texts": encode(model.detokenize(ids).numpy().tolist()),
+            "modules": sorted(m for m in sys.modules if m.split(".")[0] in (
+                "tf_input", "tensorflow_text", "keras_hub"
+            )),
+        }
+
+    for line in sys.stdin:
+        try:
+            out = answer(json.loads(line))
+        except Exception:
+            out = {"error": traceback.format_exc()}
+        print("@answer " + json.dumps(out), flush=True)
     """
 )
+_SERVERS = {}
+
+
+class _Server:
+    """A Python process running `_SERVER`, asked one request at a time."""
+
+    def __init__(self, kind, tensorflow_text):
+        self.log = tempfile.TemporaryFile(mode="w+")
+        env = {
+            **os.environ,
+            "KERAS_BACKEND": "tensorflow",
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+            "PYTHONPATH": str(ROOT),
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _SERVER, kind, str(int(tensorflow_text))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        )
+
+    def ask(self, request):
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        for line in self.process.stdout:
+            if line.startswith("@answer "):
+                out = json.loads(line[len("@answer ") :])
+                assert "error" not in out, out["error"]
+                return out
+        self.log.seek(0)
+        raise AssertionError(
+            f"the reload process ended: {self.log.read()[-3000:]}"
+        )
+
+
+def _ask_server(kind, tensorflow_text, request):
+    key = (kind, tensorflow_text)
+    server = _SERVERS.get(key)
+    if server is None or server.process.poll() is not None:
+        server = _SERVERS[key] = _Server(kind, tensorflow_text)
+    return server.ask(request)
 
 
 def _ops_outside_core_tensorflow(saved_model):
@@ -268,34 +329,17 @@ def _ops_outside_core_tensorflow(saved_model):
 
 
 def _run_fresh_process(folder, inputs, tensorflow_text):
-    request = folder / "request.json"
-    request.write_text(
-        json.dumps(
-            {
-                "saved_model": str(folder / "saved_model"),
-                "keras": str(folder / "tokenizer.keras"),
-                "inputs": [base64.b64encode(t).decode() for t in inputs],
-                "tensorflow_text": tensorflow_text,
-            }
-        ),
-        encoding="utf-8",
-    )
-    env = {
-        **os.environ,
-        "KERAS_BACKEND": "tensorflow",
-        "TF_CPP_MIN_LOG_LEVEL": "3",
-        "PYTHONPATH": str(ROOT),
+    """The ids and texts of the moved SavedModel and `.keras` file,
+    reloaded in other Python processes (see `_SERVER`)."""
+    request = {
+        "saved_model": str(folder / "saved_model"),
+        "keras": str(folder / "tokenizer.keras"),
+        "inputs": [base64.b64encode(t).decode() for t in inputs],
     }
-    result = subprocess.run(
-        [sys.executable, "-c", _FRESH_PROCESS, str(request)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(folder),
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    out = json.loads(result.stdout.strip().splitlines()[-1])
+    out = _ask_server("saved_model", tensorflow_text, request)
+    keras_out = _ask_server("keras", tensorflow_text, request)
+    out["keras_ids"] = keras_out["ids"]
+    out["keras_texts"] = keras_out["texts"]
     for key in ("texts", "keras_texts"):
         out[key] = [base64.b64decode(t) for t in out[key]]
     return out
@@ -318,8 +362,8 @@ def run_tokenizer_test(
         expected_detokenized: None, or what `detokenize` gives for the ids
             of `inputs` (str or bytes each), e.g. `inputs` for a tokenizer
             whose round trip is exact.
-        fresh_process: bool. Also reload the moved files in a new Python
-            process (one subprocess, a few seconds).
+        fresh_process: bool. Also reload the moved files in other Python
+            processes (see `_SERVER`).
 
     Returns:
         The ids of `tokenizer(inputs)`, as lists.
