@@ -7,8 +7,11 @@
   sizes, batch count, features, the counting twin `stats` reads).
 * `segment_attention_mask(example_ids)`: the block-diagonal attention mask
   of packed rows.
+* `read_conll(path)`: the `(words, labels)` sentences of a CoNLL-U or
+  CoNLL-2003 file.
 """
 
+from tf_input.data.conll import read_conll
 from tf_input.data.counting import SkippedExamplesWarning
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import pipeline_info
@@ -21,6 +24,7 @@ __all__ = [
     "SkippedExamplesWarning",
     "make_dataset",
     "pipeline_info",
+    "read_conll",
     "segment_attention_mask",
     "stats",
 ]
