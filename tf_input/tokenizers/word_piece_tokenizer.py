@@ -302,8 +302,8 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
 
     @property
     def uses_core_ops_only(self) -> bool:
-        """False: NFD and WordPiece run on TF Text ops."""
-        return False
+        """True: every op is a core TensorFlow op (no TF Text)."""
+        return True
 
     @property
     def special_tokens(self) -> dict[str, int]:

@@ -124,7 +124,7 @@ class UnicodeNormalization:
     def _normalize_rows(self, texts, rows_mask):
         rows = tf.where(rows_mask)
         chars = tf.strings.unicode_decode(tf.gather_nd(texts, rows), "UTF-8")
-        values, splits = self._normalize_code_points(
+        values, splits = self.normalize_code_points(
             chars.flat_values, tf.cast(chars.row_splits, tf.int64)
         )
         normalized = tf.strings.unicode_encode(
@@ -133,7 +133,9 @@ class UnicodeNormalization:
         )
         return tf.tensor_scatter_nd_update(texts, rows, normalized)
 
-    def _normalize_code_points(self, flat, splits):
+    def normalize_code_points(self, flat, splits):
+        """Code points `flat` (int32, rows cut at int64 `splits`) ->
+        the normalized `(flat, splits)`."""
         t = self.tables
         # Decompose (full mappings from the table).
         keys = tf.constant(t.keys)
