@@ -43,7 +43,6 @@ The character tables are in `bert_tables`.
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from tf_input.tokenizers._unicode import CodePoints
@@ -112,9 +111,12 @@ class BertWordPiece(tf.Module):
         )
         with tf.init_scope():
             self._normalize_setup(vocabulary_chars)
+            tokens = {
+                **words,
+                **{"##" + t: i for t, i in continuations.items()},
+            }
             self._matcher = WordPieceMatcher(
-                words,
-                continuations,
+                tokens,
                 unknown_id=self._unknown_id,
                 max_word_length=max_word_length,
             )
@@ -195,11 +197,12 @@ class BertWordPiece(tf.Module):
             # Step 3 changes a line only if it holds a character that NFD
             # can change, or a nonspacing mark.
             self._nfd = UnicodeNormalization("NFD")
+            self._nfd_tables = list(self._nfd.lookup_tables)  # tracked
             marks = ranges(NONSPACING_MARKS)
             unsafe = self._nfd.tables.unsafe | CodePoints(marks)
             self._strip_safe_pattern = f"{(~unsafe).re2()}*"
-            self._mark_starts = np.array([a for a, _ in marks], np.int32)
-            self._mark_ends = np.array([b for _, b in marks], np.int32)
+            self._mark_starts = tf.constant([a for a, _ in marks], tf.int32)
+            self._mark_ends = tf.constant([b for _, b in marks], tf.int32)
         # Step 4: where ICU's lowercase differs from Rust's, the word holding
         # the character is `[UNK]` both ways unless the vocabulary has the
         # character, so these fixes are added to the graph only when needed.
@@ -288,10 +291,10 @@ class BertWordPiece(tf.Module):
         flat, splits = self._nfd.normalize_code_points(
             chars.flat_values, tf.cast(chars.row_splits, tf.int64)
         )
-        starts = tf.constant(self._mark_starts)
+        starts = self._mark_starts
         i = tf.maximum(tf.searchsorted(starts, flat, side="right") - 1, 0)
         mark = (flat >= tf.gather(starts, i)) & (
-            flat <= tf.gather(tf.constant(self._mark_ends), i)
+            flat <= tf.gather(self._mark_ends, i)
         )
         keep = tf.logical_not(mark)
         kept = tf.concat([[0], tf.cumsum(tf.cast(keep, tf.int64))], 0)

@@ -11,8 +11,8 @@ Most words are one token, so each word is first looked up whole. Only
 the others go through the greedy loop: a `tf.while_loop` over pieces, all
 remaining words at once, that cuts every prefix of 1 to K characters (K:
 the longest token, in characters) at once and keeps the longest one the
-table has. Continuation tokens sit in their own table, keyed without
-`##`, so no candidate is ever joined to a prefix.
+table has (after the first piece, with `##` put before each candidate).
+Each distinct word goes through the loop once.
 """
 
 from __future__ import annotations
@@ -23,46 +23,42 @@ from tf_input._ragged import gather_rows
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers.engines._ops import take
 
 
-def _length(tokens):
-    return max((len(t) for t in tokens), default=1)
+def _flat_where(mask):
+    return tf.reshape(tf.where(mask), [-1])
 
 
 class WordPieceMatcher(tf.Module):
     """Words -> WordPiece ids, as HF's `WordPiece` model.
 
     Args:
-        words: dict, `{token: id}` of the tokens a word can start with.
-        continuations: dict, `{token without "##": id}` of the `##` tokens.
+        tokens: dict, `{token: id}` of the tokens HF can match (the `##`
+            ones with their `##`).
         unknown_id: int.
         max_word_length: int, in characters.
     """
 
-    def __init__(self, words, continuations, *, unknown_id, max_word_length):
+    def __init__(self, tokens, *, unknown_id, max_word_length):
         super().__init__()
         self.unknown_id = unknown_id
         self.max_word_length = max_word_length
-        self._words = lookup_table(
-            list(words),
-            list(words.values()),
+        self._table = lookup_table(
+            list(tokens),
+            list(tokens.values()),
             -1,
             key_dtype=tf.string,
             value_dtype=tf.int32,
         )
-        self._continuations = lookup_table(
-            list(continuations),
-            list(continuations.values()),
-            -1,
-            key_dtype=tf.string,
-            value_dtype=tf.int32,
-        )
-        self._word_length = _length(words)
-        self._continuation_length = _length(continuations)
+        first = [len(t) for t in tokens if not t.startswith("##")]
+        rest = [len(t) - 2 for t in tokens if t.startswith("##")]
+        self._first_length = max(first, default=1)
+        self._rest_length = max(rest, default=1)
 
     def match(self, words):
         """`[W]` words -> (int32 ids `[P]`, int64 pieces per word `[W]`)."""
-        ids = self._words.lookup(words)
+        ids = self._table.lookup(words)
         missed = ids < 0
         return tf.cond(
             tf.reduce_any(missed),
@@ -72,22 +68,21 @@ class WordPieceMatcher(tf.Module):
 
     def _match_pieces(self, words, ids, missed):
         """The words not found whole, each distinct one once."""
-        missing = tf.where(missed)[:, 0]  # [M] word index
-        distinct, which = tf.unique(tf.gather(words, missing), tf.int64)
+        missing = _flat_where(missed)[:, None]  # [M, 1] word index
+        distinct, which = tf.unique(take(words, missed), tf.int64)
         pieces, piece_counts = self._greedy(distinct)
-        piece_starts = tf.cumsum(piece_counts, exclusive=True)
         # Word i is row i of `ids` appended to `pieces` (found whole), or
         # the pieces of its distinct word.
         counts = tf.tensor_scatter_nd_update(
             tf.ones_like(ids, tf.int64),
-            missing[:, None],
+            missing,
             tf.gather(piece_counts, which),
         )
         first = tf.tensor_scatter_nd_update(
             tf.size(pieces, out_type=tf.int64)
             + tf.range(tf.size(ids, out_type=tf.int64)),
-            missing[:, None],
-            tf.gather(piece_starts, which),
+            missing,
+            tf.gather(tf.cumsum(piece_counts, exclusive=True), which),
         )
         splits = tf.concat([[0], tf.cumsum(counts)], 0)
         out = gather_rows(tf.concat([pieces, ids], 0), first, splits)
@@ -96,49 +91,67 @@ class WordPieceMatcher(tf.Module):
     def _greedy(self, words):
         """`[D]` words that are no token -> (int32 ids, int64 counts)."""
         size = tf.strings.length(words, unit="UTF8_CHAR")
-        num_words = tf.size(words, out_type=tf.int64)
-        # Piece 0 with the word table (shorter than the word, which is no
-        # token), then the `##` pieces in the loop.
-        active = tf.where(size <= self.max_word_length)[:, 0]
-        state = self._step(
-            self._words,
-            self._word_length,
-            words,
-            size,
-            step=tf.constant(0, tf.int64),
-            active=active,
-            position=tf.zeros_like(active, tf.int32),
-            found=(_empty(tf.int64), _empty(tf.int64), _empty(tf.int32)),
-            failed=_empty(tf.int64),
-        )
+        fits = size <= self.max_word_length
+        active = _flat_where(fits)
+        found = (_empty(tf.int64), _empty(tf.int64), _empty(tf.int32))
 
-        def body(step, active, position, found, failed):
-            return self._step(
-                self._continuations,
-                self._continuation_length,
-                words,
-                size,
-                step,
-                active,
+        def step(k, active, position, found, failed):
+            remaining = tf.gather(size, active) - position
+            # Piece 0 is shorter than the word (which is no token).
+            limit = tf.where(
+                k > 0,
+                tf.minimum(remaining, self._rest_length),
+                tf.minimum(remaining - 1, self._first_length),
+            )
+            length, piece_id = _longest_prefix(
+                self._table,
+                tf.where(k > 0, "##", ""),
+                tf.gather(words, active),
                 position,
+                limit,
+            )
+            hit = length > 0
+            word, piece, ids = found
+            found = (
+                tf.concat([word, take(active, hit)], 0),
+                tf.concat([piece, k + tf.zeros_like(take(active, hit))], 0),
+                tf.concat([ids, take(piece_id, hit)], 0),
+            )
+            failed = tf.concat([failed, take(active, tf.logical_not(hit))], 0)
+            position += length
+            going = hit & (length < remaining)
+            return (
+                k + 1,
+                take(active, going),
+                take(position, going),
                 found,
                 failed,
             )
 
         _, _, _, (word, piece, piece_id), failed = tf.while_loop(
-            lambda step, active, *_: tf.size(active) > 0,
-            body,
-            state,
+            lambda k, active, *_: tf.size(active) > 0,
+            step,
+            (
+                tf.constant(0, tf.int64),
+                active,
+                tf.zeros_like(active, tf.int32),
+                found,
+                _empty(tf.int64),
+            ),
+            shape_invariants=(
+                tf.TensorShape([]),
+                *[tf.TensorShape([None])] * 2,
+                (tf.TensorShape([None]),) * 3,
+                tf.TensorShape([None]),
+            ),
         )
         # Too long, or a piece not found: the unknown token.
-        unknown = tf.logical_or(
-            size > self.max_word_length,
-            marks(failed, num_words, tf.ones_like(failed, tf.int32)) > 0,
+        num_words = tf.size(words, out_type=tf.int64)
+        unknown = tf.logical_not(fits) | (
+            marks(failed, num_words, tf.ones_like(failed)) > 0
         )
         good = tf.logical_not(tf.gather(unknown, word))
-        word, piece, piece_id = (
-            tf.boolean_mask(x, good) for x in (word, piece, piece_id)
-        )
+        word, piece, piece_id = (take(x, good) for x in (word, piece, piece_id))
         counts = tf.where(
             unknown,
             tf.ones_like(size, tf.int64),
@@ -147,78 +160,31 @@ class WordPieceMatcher(tf.Module):
         starts = tf.cumsum(counts, exclusive=True)
         # An unknown word: one id at its start; the pieces of the others
         # at their start + piece index.
-        unknown_at = tf.where(unknown)[:, 0]
-        index = tf.concat(
-            [tf.gather(starts, unknown_at), tf.gather(starts, word) + piece], 0
-        )
+        unknown_at = take(starts, unknown)
+        index = tf.concat([unknown_at, tf.gather(starts, word) + piece], 0)
         values = tf.concat(
             [tf.fill(tf.shape(unknown_at), self.unknown_id), piece_id], 0
         )
         out = tf.scatter_nd(index[:, None], values, [tf.reduce_sum(counts)])
         return out, counts
 
-    def _step(
-        self,
-        table,
-        max_length,
-        words,
-        size,
-        step,
-        active,
-        position,
-        found,
-        failed,
-    ):
-        """One piece of every active word: its longest prefix in `table`
-        (at step 0, shorter than the whole word)."""
-        remaining = tf.gather(size, active) - position
-        longest = tf.where(step > 0, remaining, remaining - 1)
-        length, piece_id = _longest_prefix(
-            table,
-            tf.minimum(longest, max_length),
-            tf.gather(words, active),
-            position,
-        )
-        hit = length > 0
-        word, piece, ids = found
-        found = (
-            tf.concat([word, tf.boolean_mask(active, hit)], 0),
-            tf.concat(
-                [piece, tf.fill([tf.reduce_sum(tf.cast(hit, tf.int32))], step)],
-                0,
-            ),
-            tf.concat([ids, tf.boolean_mask(piece_id, hit)], 0),
-        )
-        failed = tf.concat(
-            [failed, tf.boolean_mask(active, tf.logical_not(hit))], 0
-        )
-        position += length
-        going = hit & (length < remaining)
-        return (
-            step + 1,
-            tf.boolean_mask(active, going),
-            tf.boolean_mask(position, going),
-            found,
-            failed,
-        )
 
-
-def _longest_prefix(table, count, words, position):
-    """For each word, the longest token in `table` of at most `count`
-    characters that starts at character `position`: `(its length, or 0
-    if there is none; its id)`."""
-    count = tf.cast(count, tf.int64)
-    splits = tf.concat([[0], tf.cumsum(count)], 0)
+def _longest_prefix(table, prefix, words, position, limit):
+    """For each word, the longest token `prefix + piece` in `table`, piece
+    at most `limit` characters from character `position`: `(its length,
+    or 0 if there is none; its id)`."""
+    splits = tf.concat([[0], tf.cumsum(tf.cast(limit, tf.int64))], 0)
     owner = row_ids(splits)  # [C] the word of each candidate
-    length = tf.range(splits[-1]) - tf.gather(splits, owner) + 1
-    length = tf.cast(length, tf.int32)
+    length = tf.cast(tf.range(splits[-1]) - tf.gather(splits, owner), tf.int32)
+    length += 1
     candidates = tf.strings.substr(
         tf.gather(words, owner),
         tf.gather(position, owner),
         length,
         unit="UTF8_CHAR",
     )
-    ids = tf.concat([table.lookup(candidates), [-1]], 0)
+    ids = table.lookup(tf.strings.join([prefix, candidates]))
+    ids = tf.concat([ids, [-1]], 0)
     score = tf.where(ids[:-1] >= 0, length, 0)
     best = tf.maximum(
         tf.math.unsorted_segment_max(
@@ -226,8 +192,10 @@ def _longest_prefix(table, count, words, position):
         ),
         0,
     )
-    at = tf.where(best > 0, splits[:-1] + tf.cast(best, tf.int64) - 1, -1)
-    return best, tf.gather(ids, tf.where(at < 0, splits[-1], at))
+    at = tf.where(
+        best > 0, splits[:-1] + tf.cast(best, tf.int64) - 1, splits[-1]
+    )
+    return best, tf.gather(ids, at)
 
 
 def _empty(dtype):
