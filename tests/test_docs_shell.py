@@ -249,7 +249,7 @@ def test_the_service_commands_start_a_dispatcher_and_a_worker():
     ]
     assert len(servers) == 2, servers
     assert "DispatchServer" in servers[0] and "WorkerServer" in servers[1]
-    # WordPiece and some SentencePiece models run tensorflow_text ops.
+    # Some SentencePiece models run tensorflow_text ops.
     assert "tensorflow_text" in servers[1], servers[1]
 
 
@@ -257,8 +257,7 @@ def test_the_service_commands_start_a_dispatcher_and_a_worker():
 @requires_shared_data
 def test_the_service_commands_serve_a_wordpiece_pipeline():
     """The scale-out page's server commands, as written but on free ports,
-    serve `make_dataset` with a WordPiece tokenizer (whose ops come from
-    tensorflow_text: a worker without it fails the first batch)."""
+    serve `make_dataset` with a WordPiece tokenizer."""
     import tf_input
     from tf_input.data import make_dataset
 

@@ -13,11 +13,13 @@ import tensorflow as tf
 
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.testing import sentencepiece_model
 from tf_input.block import InputBlock
 from tf_input.data import make_dataset
 from tf_input.export import export_text_model
 from tf_input.export import load_text_model
 from tf_input.tokenizers import BytePairTokenizer
+from tf_input.tokenizers import SentencePieceTokenizer
 from tf_input.tokenizers import VocabularyTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
 
@@ -530,20 +532,27 @@ def check_reloaded(out, want):
         np.testing.assert_array_equal(got[f"sig_{key}"], value)
 
 
-TINY_WORDPIECE = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + (
-    "the cat sat on mat a dog ran ##s , ! t ##e ##x".split()
-)
+def tiny_sentencepiece():
+    """A small unigram SentencePiece model: it runs TF Text's op."""
+    lines = ["the cat sat on the mat", "a dog ran, the cats sat!"] * 20
+    proto = sentencepiece_model(
+        lines, model_type="unigram", vocab_size=40, hard_vocab_limit=False
+    )
+    tokenizer = SentencePieceTokenizer(proto)
+    assert not tokenizer.uses_core_ops_only
+    return tokenizer
 
 
-def check_core_loads_plain_and_wordpiece_needs_the_helper(
-    tmp_path, core, wordpiece
+def check_core_loads_plain_and_tf_text_needs_the_helper(
+    tmp_path, core, tf_text
 ):
-    """`core` = (path, want) of a core-ops export; `wordpiece` likewise.
+    """`core` = (path, want) of a core-ops export; `tf_text` likewise for
+    an export that runs TF Text ops.
 
     In a process that imports only TensorFlow, the core export loads and
-    the WordPiece one fails with TF's error; `load_text_model` loads it.
+    the TF Text one fails with TF's error; `load_text_model` loads it.
     """
-    (core_path, core_want), (wp_path, wp_want) = core, wordpiece
+    (core_path, core_want), (wp_path, wp_want) = core, tf_text
     outs = {n: str(tmp_path / f"{n}.npz") for n in ("core", "wp", "wp_plain")}
     job = {"texts": TEXTS, "loader": "plain"}
     plain = reload_in_fresh_process(
@@ -564,16 +573,16 @@ def check_core_loads_plain_and_wordpiece_needs_the_helper(
 
 
 def test_reload_in_a_fresh_process_from_another_folder(tmp_path):
-    # VocabularyTokenizer: plain TensorFlow loads it. A (tiny) WordPiece
-    # model: plain TensorFlow fails at load time, load_text_model works.
+    # VocabularyTokenizer: plain TensorFlow loads it. A (tiny) unigram
+    # SentencePiece model: plain TensorFlow fails at load time,
+    # load_text_model works.
     vocabulary = export_and_move(
         vocabulary_tokenizer(), tmp_path, "vocab", "max_length"
     )
-    wordpiece = WordPieceTokenizer(vocabulary=TINY_WORDPIECE)
-    check_core_loads_plain_and_wordpiece_needs_the_helper(
+    check_core_loads_plain_and_tf_text_needs_the_helper(
         tmp_path,
         vocabulary,
-        export_and_move(wordpiece, tmp_path, "wp", "longest"),
+        export_and_move(tiny_sentencepiece(), tmp_path, "sp", "longest"),
     )
 
 
@@ -586,14 +595,26 @@ def test_real_tokenizers_reload_in_a_fresh_process(tmp_path):
     wordpiece = WordPieceTokenizer.from_vocab_file(
         data_path("bert", "bert-base-uncased-vocab.txt")
     )
-    exported_bpe = export_and_move(bpe, tmp_path, "bpe", "longest")
-    exported_wp = export_and_move(wordpiece, tmp_path, "wp", "longest")
-    requirements = json.loads(
-        (
-            pathlib.Path(exported_wp[0]) / "assets.extra" / "tf_input.json"
-        ).read_text()
+    exported = {
+        "bpe": export_and_move(bpe, tmp_path, "bpe", "longest"),
+        "wp": export_and_move(wordpiece, tmp_path, "wp", "longest"),
+    }
+    # Both run core ops only: a process that imports only TensorFlow
+    # loads them.
+    for path, _ in exported.values():
+        requirements = json.loads(
+            (pathlib.Path(path) / "assets.extra" / "tf_input.json").read_text()
+        )
+        assert requirements["non_core_ops"] == []
+        assert requirements["needs_tensorflow_text"] is False
+    outs = {n: str(tmp_path / f"{n}.npz") for n in exported}
+    plain = reload_in_fresh_process(
+        [
+            {"texts": TEXTS, "loader": "plain", "path": path, "out": outs[n]}
+            for n, (path, _) in exported.items()
+        ]
     )
-    assert requirements["needs_tensorflow_text"] is True
-    check_core_loads_plain_and_wordpiece_needs_the_helper(
-        tmp_path, exported_bpe, exported_wp
-    )
+    assert plain["errors"] == {}
+    assert plain["tensorflow_text_imported"] is False
+    for name, (_, want) in exported.items():
+        check_reloaded(outs[name], want)

@@ -16,8 +16,8 @@ behind `[UNK]`.
 
 import functools
 import json
+import pathlib
 import time
-import unicodedata
 
 import numpy as np
 import pytest
@@ -31,6 +31,7 @@ from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import read_lines
 from tests.shared_data import requires_shared_data
+from tests.testing import _ops_outside_core_tensorflow
 from tests.testing import run_tokenizer_test
 from tf_input.tokenizers import WordPieceTokenizer
 from tf_input.tokenizers.engines import bert_tables
@@ -42,13 +43,33 @@ SMALL = SPECIALS + ["the", "cat", "##s", "sat", "on", "mat", ".", ",", "un"]
 SMALL += ["##aff", "##able", "a", "##a", "é", "##é", "e", "##e", "ß", "ς"]
 
 
+# Characters where the ICU or RE2 inside TensorFlow follows a newer Unicode
+# than HF's Rust crates: combining marks that ICU's NFD decomposes or
+# reorders and HF's does not, punctuation that only one side splits on
+# (and BERT's U+2B820 CJK range, which HF starts at U+2B920).
+NEWER_THAN_HF = (
+    "07FD 0897-089F 08CA-08D3 09FE 0C3C 0D3B-0D3C 0EBA 1715 1ABF-1ACE "
+    "1DF6-1DFA A82C 105C9 105E4 10D24-10D27 10D69-10D6D 10EAB-10EAC "
+    "10EFD-10EFF 10F46-10F50 10F82-10F85 11070 1133B 11383 11385 1138E "
+    "11391 113C5 113C7-113C8 113CE-113D0 1145E 11839-1183A 11938 "
+    "1193D-1193E 11943 119E0 11A34 11A47 11A99 11D42 11D44-11D45 11D97 "
+    "11F41-11F42 16121-16128 1612F 16D68-16D6A 16FF0-16FF1 1E08F "
+    "1E130-1E136 1E2AE 1E2EC-1E2EF 1E4EC-1E4EF 1E5EE-1E5EF "
+    "061D 09FD 0A76 0C77 0C84 1B4E-1B4F 1B7D-1B7F 2E43-2E4F 2E52-2E5D "
+    "10D6E 10EAD 10F55-10F59 10F86-10F89 113D4-113D5 113D7-113D8 "
+    "1144B-1144F 1145A-1145B 1145D 11660-1166C 116B9 1183B 11944-11946 "
+    "119E2 11A3F-11A46 11A9A-11A9C 11A9E-11AA2 11B00-11B09 11BE1 "
+    "11C41-11C45 11C70-11C71 11EF7-11EF8 11F43-11F4F 11FFF 12FF1-12FF2 "
+    "16D6D-16D6F 16E97-16E9A 16FE2 1E5FF 1E95E-1E95F 2B820-2B91F "
+    "166D 111C9"
+)
+
+
 def _extra_characters():
     """Characters with special handling, so the fixes get exercised."""
     spec = " ".join(
         [
-            bert_tables.NFD_DIFFERENCES,
-            bert_tables.TF_TEXT_ONLY_PUNCTUATION,
-            bert_tables.HF_ONLY_PUNCTUATION,
+            NEWER_THAN_HF,
             "105D2 105DA 11382 113C9 1611E-16129 16D63 16D67",  # NFD pieces
             "4E00-4E2F 20000-20010 2B81A-2B930 1F600-1F64F",  # CJK, emoji
             "10570-105BC 10D50-10D85 16EA0-16ED3 AC00-AC40 FF01-FF5E",
@@ -295,10 +316,10 @@ def test_invalid_utf8_is_replaced_then_dropped():
     assert tokenizer(b"ab\xffcd").numpy().tolist() == got[0]
 
 
-# ICU's NFD reorders a run of combining marks by insertion sort: quadratic
-# (bench_hostile.py in benchmarks/README.md). The runs are cut before NFD
-# (`BertWordPiece._nfd_run_setup`); the ids must not change. U+1B44 and
-# U+1D165/U+1D16D are marks step 3 keeps.
+# Long runs of combining marks: canonical reordering must stay linear
+# (ICU's insertion sort is quadratic, bench_hostile.py in
+# benchmarks/README.md) and exact. U+1B44 and U+1D165/U+1D16D are marks
+# step 3 keeps.
 MARK_RUNS = [
     "\u0345\u0301\u0316\u0334" * 500,  # descending classes, all dropped
     "x" + "\u0f73" * 1000 + "y",  # decomposes into dropped marks only
@@ -416,6 +437,36 @@ def test_contract():
     )
 
 
+def test_saved_model_has_core_ops_only(tmp_path):
+    # Every op of the SavedModel's graphs (the greedy loop, the NFD and the
+    # rare-character branches included) is in `tf.raw_ops`: no TF Text.
+    tokenizer = WordPieceTokenizer(SMALL, lowercase=True)
+    assert tokenizer.uses_core_ops_only
+    module = tf.Module()
+    module.tokenizer = tokenizer  # tracks its lookup tables
+    module.tokenize = tf.function(
+        tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)]
+    )
+    module.detokenize = tf.function(
+        tokenizer.detokenize,
+        input_signature=[tf.RaggedTensorSpec([None, None], tf.int32)],
+    )
+    tf.saved_model.save(module, str(tmp_path))
+    assert _ops_outside_core_tensorflow(tmp_path) == []
+    loaded = tf.saved_model.load(str(tmp_path))
+    lines = ["The cats sat.", "caf\u00e9 unaffable", "[MASK] " + "x" * 101, ""]
+    assert loaded.tokenize(tf.constant(lines)).to_list() == (
+        tokenizer(lines).to_list()
+    )
+    # The engine's modules do not import TF Text.
+    from tf_input.tokenizers.engines import wordpiece
+    from tf_input.tokenizers.engines import wordpiece_match
+
+    for module in (wordpiece, wordpiece_match):
+        source = pathlib.Path(module.__file__).read_text(encoding="utf-8")
+        assert "tensorflow_text" not in source
+
+
 def test_config_round_trip_gives_identical_ids():
     tokenizer = WordPieceTokenizer(
         SMALL,
@@ -515,8 +566,6 @@ def test_bad_vocabularies():
         WordPieceTokenizer({"[UNK]": 0})
     with pytest.raises(ValueError, match="'a\\\\ud800' \\(id 1\\)"):
         WordPieceTokenizer(["[UNK]", "a\ud800"])
-    with pytest.raises(ValueError, match="exceeds the max supported"):
-        WordPieceTokenizer(["[UNK]", "a" * 300], max_word_length=400)
     with pytest.raises(ValueError, match="no \\['\\[SEP\\]'\\]"):
         WordPieceTokenizer(["[UNK]", "[CLS]", "a"], add_special_tokens=True)
 
@@ -718,27 +767,14 @@ def test_tables_are_what_hugging_face_does():
     assert marks <= set(found["mark"])
     for c in set(found["mark"]) - marks:
         assert all(ord(x) in marks for x in strip.normalize_str(chr(c) + "a"))
-    check_tables_against_tensorflow(set(found["punct"]) | set(found["cjk"]))
+    check_lowercase_against_tensorflow()
 
 
-def check_tables_against_tensorflow(hf_split):
-    """The differences between the TF ops and the Rust crates."""
-    import tensorflow_text as tf_text
-
-    code_points = bert_tables.code_points
+def check_lowercase_against_tensorflow():
+    """`tf.strings.lower` (ICU) against Rust's lowercase, one character at
+    a time: they differ on `LOWERCASE_ADDITIONS` (and on a final `Σ`)."""
     every = _every_code_point()
     chars = tf.constant([chr(c) for c in every])
-    # TF Text's split: "a?a" gives 3 pieces when `?` splits.
-    model = tf_text.FastWordpieceTokenizer(
-        ["[UNK]", "a", "##a"], no_pretokenization=False
-    )
-    pieces = model.tokenize(tf.strings.join(["a", chars, "a"])).to_list()
-    tf_split = {c for c, p in zip(every, pieces) if p == [1, 0, 1]}
-    assert tf_split - hf_split == code_points(
-        bert_tables.TF_TEXT_ONLY_PUNCTUATION
-    )
-    assert hf_split - tf_split == code_points(bert_tables.HF_ONLY_PUNCTUATION)
-    # Lowercasing: ICU in TensorFlow vs Rust (HF), one character at a time.
     lowercase = hf_tokenizers.normalizers.BertNormalizer(
         clean_text=False,
         handle_chinese_chars=False,
@@ -753,48 +789,6 @@ def check_tables_against_tensorflow(hf_split):
         if c and x.decode("utf-8") != lowercase.normalize_str(chr(c))
     }
     assert differ == bert_tables.lowercase_additions()
-    # NFD: ICU in TF Text vs Rust, alone and next to a combining mark.
-    nfd = hf_tokenizers.normalizers.NFD()
-    differ = set()
-    for before, after in [("", ""), ("", "\u0334"), ("\u0334", "")]:
-        texts = [before + chr(c) + after for c in every]
-        icu = tf_text.normalize_utf8(tf.constant(texts), "NFD").numpy()
-        differ |= {
-            c
-            for c, text, x in zip(every, texts, icu)
-            if x.decode("utf-8") != nfd.normalize_str(text)
-        }
-    assert differ == code_points(bert_tables.NFD_DIFFERENCES)
-    # Non-starters as ICU sees them: NFD moves `c` past U+0334 (class 1)
-    # or U+0345 (class 240) exactly when its class is not 0.
-    alone = tf_text.normalize_utf8(chars, "NFD").numpy()
-    stable = [c for c, x in zip(every, alone) if x.decode("utf-8") == chr(c)]
-    after = tf_text.normalize_utf8(
-        tf.constant(["a" + chr(c) + "\u0334" for c in stable]), "NFD"
-    ).numpy()
-    before = tf_text.normalize_utf8(
-        tf.constant(["a\u0345" + chr(c) for c in stable]), "NFD"
-    ).numpy()
-    non_starters = {
-        c
-        for c, x, y in zip(stable, after, before)
-        if x.decode("utf-8") == "a\u0334" + chr(c)
-        or y.decode("utf-8") == "a" + chr(c) + "\u0345"
-    }
-    marks = code_points(bert_tables.NONSPACING_MARKS)
-    assert non_starters - marks == code_points(bert_tables.KEPT_NON_STARTERS)
-    # What NFD splits into non-starters only is nonspacing marks (dropped),
-    # and Python's classes of those marks are ICU's.
-    for c, x in zip(every, alone):
-        text = x.decode("utf-8")
-        if text != chr(c) and all(ord(y) in non_starters for y in text):
-            assert {ord(y) for y in text} <= marks, hex(c)
-    assert {
-        c
-        for c in marks
-        if unicodedata.combining(chr(c))
-        and unicodedata.normalize("NFD", chr(c)) == chr(c)
-    } == (non_starters & marks)
 
 
 @pytest.mark.slow

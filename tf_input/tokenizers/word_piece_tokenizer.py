@@ -1,9 +1,8 @@
 """`WordPieceTokenizer`: BERT's WordPiece, id for id with Hugging Face.
 
 The Keras layer: its arguments, vocabulary and config. The tokenization
-itself (BERT's normalization on TF ops, TF Text's WordPiece, and the
-corrections that make them give Hugging Face's ids) is the engine in
-`engines/wordpiece.py`.
+itself (BERT's normalization, split and WordPiece on core TensorFlow ops)
+is the engine in `engines/wordpiece.py`.
 """
 
 from __future__ import annotations
@@ -92,9 +91,9 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
     which BERT's cleanup then drops (so `b"ab\\xffc"` tokenizes as `"abc"`).
 
     Runs in `tf.data.Dataset.map` (map batches, not single lines), in
-    `tf.function` and in a SavedModel. It uses TF Text ops (NFD and
-    `FastWordpieceTokenizer`), so a process that loads such a SavedModel
-    must `import tensorflow_text` first.
+    `tf.function` and in a SavedModel, on core TensorFlow ops only: a
+    process that loads such a SavedModel (TF Serving, the C API) needs
+    nothing but TensorFlow.
 
     `detokenize` follows `tokenizers`' `decode(ids, skip_special_tokens=
     False)`: `##` pieces join the previous piece, other pieces are
@@ -302,8 +301,8 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
 
     @property
     def uses_core_ops_only(self) -> bool:
-        """False: NFD and WordPiece run on TF Text ops."""
-        return False
+        """True: every op is a core TensorFlow op (no TF Text)."""
+        return True
 
     @property
     def special_tokens(self) -> dict[str, int]:

@@ -1,11 +1,11 @@
 """BERT's character tables, as Hugging Face `tokenizers` has them.
 
-Read off `tokenizers` 0.23.3 by running every code point through it, and
-checked against TF 2.21 / TF Text 2.21 (`tests/tokenizers/test_wordpiece.py
--m slow` repeats that check). They are explicit ranges, not `\\p{..}`
-classes, because RE2 and ICU follow newer Unicode versions than the Rust
-crates do. Each entry is a hexadecimal code point or an inclusive range
-`A-B`. The steps are those of `engines/wordpiece.py`.
+Read off `tokenizers` 0.23.3 by running every code point through it
+(`tests/tokenizers/test_wordpiece.py -m slow` repeats that check). They
+are explicit ranges, not `\\p{..}` classes, because RE2 and ICU follow
+newer Unicode versions than the Rust crates do. Each entry is a
+hexadecimal code point or an inclusive range `A-B`. The steps are those
+of `engines/wordpiece.py`.
 """
 
 from __future__ import annotations
@@ -94,46 +94,6 @@ PUNCTUATION = (
     "1173C-1173E 12470-12474 16A6E-16A6F 16AF5 16B37-16B3B 16B44 1BC9F "
     "1DA87-1DA8B"
 )
-# Step 5 as TF Text's `FastWordpieceTokenizer` does it differs on these:
-# it splits words on the first group (P* in ICU's newer Unicode, and
-# BERT's U+2B820 range), Hugging Face only on the second.
-TF_TEXT_ONLY_PUNCTUATION = (
-    "061D 09FD 0A76 0C77 0C84 1B4E-1B4F 1B7D-1B7F 2E43-2E4F 2E52-2E5D "
-    "10D6E 10EAD 10F55-10F59 10F86-10F89 113D4-113D5 113D7-113D8 "
-    "1144B-1144F 1145A-1145B 1145D 11660-1166C 116B9 1183B 11944-11946 "
-    "119E2 11A3F-11A46 11A9A-11A9C 11A9E-11AA2 11B00-11B09 11BE1 "
-    "11C41-11C45 11C70-11C71 11EF7-11EF8 11F43-11F4F 11FFF 12FF1-12FF2 "
-    "16D6D-16D6F 16E97-16E9A 16FE2 1E5FF 1E95E-1E95F 2B820-2B91F"
-)
-HF_ONLY_PUNCTUATION = "166D 111C9"
-# Step 3: combining marks (added in Unicode 10-16) whose canonical combining
-# class the Rust `unicode-normalization` crate does not know, so it neither
-# decomposes nor reorders them, while ICU's NFD does.
-NFD_DIFFERENCES = (
-    "07FD 0897-089F 08CA-08D3 09FE 0C3C 0D3B-0D3C 0EBA 1715 1ABF-1ACE "
-    "1DF6-1DFA A82C 105C9 105E4 10D24-10D27 10D69-10D6D 10EAB-10EAC "
-    "10EFD-10EFF 10F46-10F50 10F82-10F85 11070 1133B 11383 11385 1138E "
-    "11391 113C5 113C7-113C8 113CE-113D0 1145E 11839-1183A 11938 "
-    "1193D-1193E 11943 119E0 11A34 11A47 11A99 11D42 11D44-11D45 11D97 "
-    "11F41-11F42 16121-16128 1612F 16D68-16D6A 16FF0-16FF1 1E08F "
-    "1E130-1E136 1E2AE 1E2EC-1E2EF 1E4EC-1E4EF 1E5EE-1E5EF"
-)
-# Step 3: the non-starters (canonical combining class not 0, as in the ICU
-# inside TensorFlow 2.21) that step 3 keeps, i.e. that are not nonspacing
-# marks of Unicode 8: spacing marks such as viramas, and marks newer than
-# Unicode 8. Read off ICU by putting every code point between marks of
-# classes 1 and 240 and seeing whether NFD moved it (see `_nfd_run_setup`).
-KEPT_NON_STARTERS = (
-    "07FD 0897-089F 08CA-08E1 09FE 0C3C 0D3B-0D3C 0EBA 1715 1ABF-1ACE 1B44 "
-    "1BAA 1BF2-1BF3 1DF6-1DFB 302E-302F A82C A953 A9C0 10D24-10D27 "
-    "10D69-10D6D 10EAB-10EAC 10EFD-10EFF 10F46-10F50 10F82-10F85 11070 "
-    "111C0 11235 1133B 1134D 113CE-113D0 11442 11446 1145E 116B6 "
-    "11839-1183A 1193D-1193E 11943 119E0 11A34 11A47 11A99 11C3F 11D42 "
-    "11D44-11D45 11D97 11F41-11F42 1612F 16FF0-16FF1 1D165-1D166 "
-    "1D16D-1D172 1E000-1E006 1E008-1E018 1E01B-1E021 1E023-1E024 "
-    "1E026-1E02A 1E08F 1E130-1E136 1E2AE 1E2EC-1E2EF 1E4EC-1E4EF "
-    "1E5EE-1E5EF 1E944-1E94A"
-)
 # Step 4: capital letters (Unicode 14-16) that Rust lowercases and the ICU
 # inside TensorFlow does not. `A-B>C` maps A..B onto C, C+1, ...
 LOWERCASE_ADDITIONS = (
@@ -142,12 +102,9 @@ LOWERCASE_ADDITIONS = (
     "10570-1057A>10597 1057C-1058A>105A3 1058C-10592>105B3 "
     "10594-10595>105BB 10D50-10D65>10D70 16EA0-16EB8>16EBB"
 )
-# A private-use character: `clean_text` drops them all, so it cannot occur
-# in normalized text and can mark characters that NFD must not reorder.
-MARKER = "\ue000"
-# Noncharacters (never assigned): kept by `clean_text`, split by neither
-# side and unchanged by NFD and lowercasing, so one can stand in for a
-# character the vocabulary does not have, or for a special token.
+# Noncharacters (never assigned): kept by `clean_text`, not split on, and
+# unchanged by NFD and lowercasing, so one can stand in for a character
+# the vocabulary does not have, or mark a special token.
 STAND_INS = [
     *range(0xFDD0, 0xFDF0),
     *(p + 0xFFFE for p in range(0x10000, 0x110000, 0x10000)),

@@ -77,7 +77,7 @@ class Normalizer(tf.Module):
         kind = spec["type"]
         if kind in FORMS:
             op = UnicodeNormalization(kind)
-            self._tables.append(op.pairs)
+            self._tables.extend(op.lookup_tables)
             return op
         if kind == "Lowercase":
             op = Lowercase()

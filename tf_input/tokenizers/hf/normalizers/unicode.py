@@ -26,10 +26,12 @@ import tensorflow as tf
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers import _unicode
+from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 _KEY = 0x110000  # composition pairs are keyed first * _KEY + second
+_PARTS = 32  # decompositions are keyed code point * _PARTS + index
 
 
 class _Tables:
@@ -59,6 +61,8 @@ class _Tables:
         seconds = {b for _, b in pairs}
         self.seconds = np.array(sorted(seconds) or [-1], np.int32)
         self.unsafe = _unsafe(form, decomposition, seconds)
+        if max(lengths, default=0) >= _PARTS:
+            raise ValueError("A decomposition is too long for `_PARTS`.")
 
 
 @functools.cache
@@ -106,12 +110,49 @@ class UnicodeNormalization:
         tables = _tables(form)
         self.tables = tables
         self.safe_pattern = f"{(~tables.unsafe).re2()}*"
+        # The decompositions are lookup tables: as constants in the graph
+        # (Hangul alone is 11,172 of them) they would be copied and
+        # optimized each time a `tf.data` iterator starts.
+        starts = np.repeat(tables.starts, tables.lengths)
+        offsets = np.arange(len(tables.values)) - starts
+        with tf.init_scope():
+            self.lengths = lookup_table(
+                tables.keys, tables.lengths, 1, key_dtype=tf.int64
+            )
+            self.parts = lookup_table(
+                np.repeat(tables.keys.astype(np.int64), tables.lengths) * _PARTS
+                + offsets,
+                tables.values,
+                -1,
+                key_dtype=tf.int64,
+                value_dtype=tf.int32,
+            )
+            classes = [
+                (c, value)
+                for first, last, value in _combining_classes()
+                for c in range(first, last + 1)
+            ]
+            self.classes = lookup_table(
+                [c for c, _ in classes],
+                [v for _, v in classes],
+                0,
+                key_dtype=tf.int64,
+                value_dtype=tf.int32,
+            )
+            self.seconds = tf.constant(tables.seconds)
         self.pairs = tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
                 tf.constant(tables.pair_keys), tf.constant(tables.pair_values)
             ),
             default_value=-1,
         )
+        # For the `tf.Module` that holds this normalization to track.
+        self.lookup_tables = [
+            self.pairs,
+            self.lengths,
+            self.parts,
+            self.classes,
+        ]
 
     def __call__(self, texts):
         safe = tf.strings.regex_full_match(texts, self.safe_pattern)
@@ -124,7 +165,7 @@ class UnicodeNormalization:
     def _normalize_rows(self, texts, rows_mask):
         rows = tf.where(rows_mask)
         chars = tf.strings.unicode_decode(tf.gather_nd(texts, rows), "UTF-8")
-        values, splits = self._normalize_code_points(
+        values, splits = self.normalize_code_points(
             chars.flat_values, tf.cast(chars.row_splits, tf.int64)
         )
         normalized = tf.strings.unicode_encode(
@@ -133,30 +174,17 @@ class UnicodeNormalization:
         )
         return tf.tensor_scatter_nd_update(texts, rows, normalized)
 
-    def _normalize_code_points(self, flat, splits):
-        t = self.tables
-        # Decompose (full mappings from the table).
-        keys = tf.constant(t.keys)
-        index = tf.minimum(
-            tf.searchsorted(keys, flat, side="left"), len(t.keys) - 1
-        )
-        found = tf.gather(keys, index) == flat
-        lengths = tf.where(
-            found,
-            tf.gather(tf.constant(t.lengths), index),
-            tf.ones_like(index, tf.int64),
-        )
-        count = tf.size(flat, out_type=tf.int64)
-        source = tf.concat([tf.constant(t.values), flat], 0)
-        first = tf.where(
-            found,
-            tf.gather(tf.constant(t.starts), index),
-            len(t.values) + tf.range(count),
-        )
+    def normalize_code_points(self, flat, splits):
+        """Code points `flat` (int32, rows cut at int64 `splits`) ->
+        the normalized `(flat, splits)`."""
+        # Decompose (full mappings from the tables).
+        lengths = self.lengths.lookup(tf.cast(flat, tf.int64))
         new_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
         owner = row_ids(new_splits)
         offset = tf.range(new_splits[-1]) - tf.gather(new_splits, owner)
-        flat = tf.gather(source, tf.gather(first, owner) + offset)
+        source = tf.gather(flat, owner)
+        part = self.parts.lookup(tf.cast(source, tf.int64) * _PARTS + offset)
+        flat = tf.where(part >= 0, part, source)
         splits = tf.gather(new_splits, splits)
         # Canonical order: a stable sort by combining class within each run
         # that follows a starter (or a row start).
@@ -166,24 +194,18 @@ class UnicodeNormalization:
         group = tf.cumsum(tf.cast((ccc == 0) | (row_start > 0), tf.int64))
         order = tf.argsort(group * 256 + tf.cast(ccc, tf.int64), stable=True)
         flat = tf.gather(flat, order)
-        if not t.compose:
+        if not self.tables.compose:
             return flat, splits
         ccc = tf.gather(ccc, order)
         return self._compose(flat, ccc, splits, row_start)
 
     def _ccc(self, flat):
-        t = self.tables
-        i = tf.searchsorted(tf.constant(t.ccc_starts), flat, side="right") - 1
-        i = tf.maximum(i, 0)
-        inside = (flat >= tf.gather(tf.constant(t.ccc_starts), i)) & (
-            flat <= tf.gather(tf.constant(t.ccc_ends), i)
-        )
-        return tf.where(inside, tf.gather(tf.constant(t.ccc_values), i), 0)
+        return self.classes.lookup(tf.cast(flat, tf.int64))
 
     def _compose(self, flat, ccc, splits, row_start):
         t = self.tables
         pairs = self.pairs
-        seconds = tf.constant(t.seconds)
+        seconds = self.seconds
         j = tf.minimum(
             tf.searchsorted(seconds, flat, side="left"), len(t.seconds) - 1
         )
