@@ -15,6 +15,7 @@ and trailing spaces go at the end; `add_dummy_prefix` puts a space before
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
@@ -24,6 +25,9 @@ from tf_input.tokenizers.hf.normalizers.precompiled import charsmap_rules
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
 from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
 
+# Code points at or above this share one entry of the first-character
+# table.
+_TOP = 0x30000
 _NONE = b"\xff"  # a table miss: never in valid UTF-8
 _USER = b"\xfe"  # marks a user-defined piece's value: never in UTF-8
 
@@ -81,7 +85,11 @@ class CoreNormalizer(tf.Module):
         firsts |= set(range(0xD800, 0xE000)) | {0xFFFD}
         self._plain_pattern = f"[^{_char_class(firsts)}]*"
         prefixes = {k[:n] for k in texts for n in range(1, len(k))}
+        first = np.zeros(_TOP + 1, bool)
+        first[[c for c in firsts if c < _TOP]] = True
+        first[_TOP] = any(c >= _TOP for c in firsts)
         with tf.init_scope():
+            self._first = tf.constant(first)
             self._rules = lookup_table(
                 list(rules),
                 list(rules.values()),
@@ -119,9 +127,8 @@ class CoreNormalizer(tf.Module):
         count = tf.size(cps.values, out_type=tf.int64)
         line = row_ids(splits)
         chars = tf.strings.unicode_encode(cps.values[:, None], "UTF-8")
-        length, value = self._longest_keys(chars, line, count)
+        length, pieces = self._longest_keys(chars, cps.values, line, count)
         start = _greedy_starts(length, count)
-        pieces = tf.where(length > 0, value, chars)
         at = tf.where(start)[:, 0]
         pieces = tf.gather(pieces, at)
         piece_line = tf.gather(line, at)
@@ -132,24 +139,31 @@ class CoreNormalizer(tf.Module):
         lines = tf.size(texts, out_type=tf.int64)
         return self._whitespace(pieces, piece_line, lines)
 
-    def _longest_keys(self, chars, line, count):
+    def _longest_keys(self, chars, code, line, count):
         """Per character: the length (in characters) of the longest
         user-defined piece that starts there, else of the longest rule's
-        key (0: neither), and its value."""
-        best = [tf.zeros([count], tf.int64), tf.fill([count], _NONE)] * 2
-        starts = tf.range(count)
-        ends = starts
-        grown = chars
+        key (0: neither); and the pieces, characters replaced by the
+        values of the keys that start there."""
+        # Only characters that start a key are looked up; the search
+        # works on their indices (`at`), in a table of their own.
+        at = tf.where(tf.gather(self._first, tf.minimum(code, _TOP)))[:, 0]
+        firsts = tf.size(at, out_type=tf.int64)
+        best = [tf.zeros([firsts], tf.int64), tf.fill([firsts], _NONE)] * 2
+        index = tf.range(firsts)
+        ends = at
+        grown = tf.gather(chars, at)
         for size in range(1, self.longest + 1):
             hit = self._rules.lookup(grown)
             user = tf.strings.substr(hit, 0, 1) == _USER
             for kind, found in enumerate((~user & (hit != _NONE), user)):
-                at = tf.boolean_mask(starts, found)[:, None]
+                where = tf.boolean_mask(index, found)[:, None]
                 best[2 * kind] = tf.tensor_scatter_nd_update(
-                    best[2 * kind], at, tf.fill(tf.shape(at)[:1], tf.constant(size, tf.int64))
+                    best[2 * kind],
+                    where,
+                    tf.fill(tf.shape(where)[:1], tf.constant(size, tf.int64)),
                 )
                 best[2 * kind + 1] = tf.tensor_scatter_nd_update(
-                    best[2 * kind + 1], at, tf.boolean_mask(hit, found)
+                    best[2 * kind + 1], where, tf.boolean_mask(hit, found)
                 )
             if size == self.longest:
                 break
@@ -158,42 +172,27 @@ class CoreNormalizer(tf.Module):
             nxt = tf.minimum(nxt, count - 1)
             alive &= tf.gather(line, nxt) == tf.gather(line, ends)
             keep = tf.where(alive)[:, 0]
-            starts = tf.gather(starts, keep)
+            index = tf.gather(index, keep)
             ends = tf.gather(nxt, keep)
             grown = tf.strings.join(
                 [tf.gather(grown, keep), tf.gather(chars, ends)]
             )
         length, value, user_length, user_value = best
         user = user_length > 0
+        length = tf.where(user, user_length, length)
+        value = tf.where(user, user_value, value)
+        matched = tf.where(length > 0)[:, 0]
+        where = tf.gather(at, matched)[:, None]
         return (
-            tf.where(user, user_length, length),
-            tf.where(user, user_value, value),
+            tf.scatter_nd(where, tf.gather(length, matched), [count]),
+            tf.tensor_scatter_nd_update(
+                chars, where, tf.gather(value, matched)
+            ),
         )
 
     def _whitespace(self, pieces, piece_line, lines):
         """The whitespace rules over the pieces of each line."""
         model = self._model
-        if model.remove_extra_whitespaces:
-            # A piece loses its leading spaces if the last non-empty piece
-            # of its line before it ends with a space, or there is none.
-            nonempty = tf.strings.length(pieces) > 0
-            kept = tf.where(nonempty)[:, 0]
-            before = tf.cumsum(tf.cast(nonempty, tf.int64), exclusive=True)
-            last = tf.gather(
-                tf.concat([[-1], kept], 0), before
-            )  # the last non-empty piece before, or -1
-            ends_space = tf.strings.regex_full_match(pieces, "(?s).* ")
-            last_safe = tf.maximum(last, 0)
-            same_line = (last >= 0) & tf.equal(
-                tf.gather(piece_line, last_safe), piece_line
-            )
-            prev_space = ~same_line | tf.gather(ends_space, last_safe)
-            pieces = tf.where(
-                prev_space,
-                tf.strings.regex_replace(pieces, "^ +", ""),
-                pieces,
-            )
-        joined = tf.strings.unsorted_segment_join(pieces, piece_line, lines)
         # Content: a piece other than " " (the heading spaces the library
         # drops before it decides on the dummy prefix).
         content = tf.math.unsorted_segment_max(
@@ -203,6 +202,40 @@ class CoreNormalizer(tf.Module):
             content = tf.math.unsorted_segment_max(
                 tf.ones_like(piece_line, tf.int32), piece_line, lines
             )
+        if model.remove_extra_whitespaces:
+            # A piece loses its leading spaces if the last non-empty piece
+            # of its line before it ends with a space, or there is none.
+            nonempty = tf.strings.length(pieces) > 0
+            kept = tf.where(nonempty)[:, 0]
+            before = tf.cumsum(tf.cast(nonempty, tf.int64), exclusive=True)
+            last = tf.gather(
+                tf.concat([[-1], kept], 0), before
+            )  # the last non-empty piece before, or -1
+            size = tf.strings.length(pieces)
+            ends_space = tf.equal(
+                tf.strings.substr(
+                    pieces, tf.maximum(size - 1, 0), tf.ones_like(size)
+                ),
+                " ",
+            )
+            last_safe = tf.maximum(last, 0)
+            same_line = (last >= 0) & tf.equal(
+                tf.gather(piece_line, last_safe), piece_line
+            )
+            prev_space = ~same_line | tf.gather(ends_space, last_safe)
+            # Only pieces that start with a space change (a regex on those
+            # alone: one per piece would cost more than the rest).
+            strip = tf.where(
+                prev_space & tf.equal(tf.strings.substr(pieces, 0, 1), " ")
+            )
+            pieces = tf.tensor_scatter_nd_update(
+                pieces,
+                strip,
+                tf.strings.regex_replace(
+                    tf.gather_nd(pieces, strip), "^ +", ""
+                ),
+            )
+        joined = tf.strings.unsorted_segment_join(pieces, piece_line, lines)
         return _finish(joined, content > 0, model)
 
 
@@ -234,6 +267,7 @@ def _greedy_starts(length, count):
         lambda start, changed: changed,
         body,
         (~covered(tf.ones([count], tf.bool)), tf.constant(True)),
+        shape_invariants=(tf.TensorShape([None]), tf.TensorShape([])),
     )
     return start
 

@@ -109,21 +109,20 @@ class CoreUnigramGraph(tf.Module):
         count = tf.size(lines, out_type=tf.int64)
         distinct, index = tf.unique(words, out_idx=tf.int64)
         values, splits, margin, sizes = self._lattice(distinct, margins=True)
-        # The bound of every sum in a line: characters + 1, times the
-        # largest score magnitude; its float32 ulp.
-        chars = tf.math.unsorted_segment_sum(
-            tf.gather(sizes, index), owner, count
-        )
-        bound = tf.cast(chars + 1, tf.float64) * self._magnitude
+        # The bound of every sum up to a word's end: its end's character
+        # position in the line + 1, times the largest score magnitude;
+        # its float32 ulp.
+        size = tf.gather(sizes, index)
+        ends = tf.cumsum(size)
+        line_start = tf.math.unsorted_segment_min(ends - size, owner, count)
+        end = ends - tf.gather(line_start, owner)
+        bound = tf.cast(end + 1, tf.float64) * self._magnitude
         ulp = tf.pow(
             tf.constant(2.0, tf.float64),
             tf.math.ceil(tf.math.log(bound) / np.log(2.0)) - _MANTISSA_BITS,
         )
         safe = tf.gather(margin, index) > (
-            tf.cast(tf.gather(sizes, index) + 1, tf.float64)
-            * tf.gather(ulp, owner)
-            * 1.01
-            + 1e-9
+            tf.cast(size + 1, tf.float64) * ulp * 1.01 + 1e-9
         )
         unsafe_line = tf.math.unsorted_segment_max(
             tf.cast(~safe, tf.int32), owner, count

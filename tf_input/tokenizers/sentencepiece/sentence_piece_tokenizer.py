@@ -18,13 +18,12 @@ from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.sentencepiece._bpe import BpeGraph
-from tf_input.tokenizers.sentencepiece._bpe import LibraryBpe
 from tf_input.tokenizers.sentencepiece._bpe import library_reason
+from tf_input.tokenizers.sentencepiece._core_unigram import CoreUnigramGraph
 from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
 from tf_input.tokenizers.sentencepiece._model_file import _parse_model
 from tf_input.tokenizers.sentencepiece._proto import _BPE
-from tf_input.tokenizers.sentencepiece._unigram_graph import UnigramGraph
 
 
 class _Traced:
@@ -135,9 +134,17 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         proto: str | os.PathLike | bytes,
         *,
         add_special_tokens: bool = False,
+        tf_text_unigram: bool = False,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        if not isinstance(tf_text_unigram, bool):
+            raise TypeError(
+                "`tf_text_unigram` must be a bool. Received: "
+                f"tf_text_unigram={tf_text_unigram!r} (of type "
+                f"{type(tf_text_unigram).__name__})."
+            )
+        self.tf_text_unigram = tf_text_unigram
         self._init_asset()
         self.proto = None
         if proto is FROM_ASSETS:
@@ -174,11 +181,20 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
                 )
             self._byte_ids = list(range(start, start + 256))
         try:
-            if model.model_type != _BPE:
-                self._engine = UnigramGraph(data, model, self._byte_ids)
+            if model.model_type != _BPE and self.tf_text_unigram:
+                # TF Text's ops, imported only here (see the class doc).
+                from tf_input.tokenizers.sentencepiece import _unigram_graph
+
+                self._engine = _unigram_graph.UnigramGraph(
+                    data, model, self._byte_ids
+                )
+            elif model.model_type != _BPE:
+                self._engine = CoreUnigramGraph(model, self._byte_ids)
             elif library_reason(model) is None:
                 self._engine = BpeGraph(model, self._byte_ids)
             else:
+                from tf_input.tokenizers.sentencepiece._bpe import LibraryBpe
+
                 self._engine = LibraryBpe(data)
             self._decoder = _Decoder(model, self._byte_ids)
             with tf.init_scope():
@@ -240,7 +256,12 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         `config.json`. In the same process `from_config` finds the model by
         its digest (layer cloning); from a `.keras` file, `load_assets`
         reads it."""
-        return {**super().get_config(), "proto": None, **self._asset_config()}
+        return {
+            **super().get_config(),
+            "proto": None,
+            "tf_text_unigram": self.tf_text_unigram,
+            **self._asset_config(),
+        }
 
     @classmethod
     def from_config(cls, config):
