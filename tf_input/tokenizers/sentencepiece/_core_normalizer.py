@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from tf_input._ragged import row_ids
 from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers._utf8 import VALID_UTF8
 from tf_input.tokenizers._utf8 import replace_invalid_bytes
 from tf_input.tokenizers.hf.normalizers.precompiled import charsmap_rules
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
@@ -87,6 +88,9 @@ class CoreNormalizer(tf.Module):
         prefixes = {k[:n] for k in texts for n in range(1, len(k))}
         first = np.zeros(_TOP + 1, bool)
         first[[c for c in firsts if c < _TOP]] = True
+        # U+FFFD here stands for an invalid byte, which the library keeps
+        # out of the rules (known limit: a literal U+FFFD skips them too).
+        first[0xFFFD] = False
         first[_TOP] = any(c >= _TOP for c in firsts)
         with tf.init_scope():
             self._first = tf.constant(first)
@@ -109,7 +113,9 @@ class CoreNormalizer(tf.Module):
         model = self._model
         if not self.has_rules:
             return whitespace_rules(replace_invalid_bytes(texts), model)
-        plain = tf.strings.regex_full_match(texts, self._plain_pattern)
+        plain = tf.strings.regex_full_match(
+            texts, self._plain_pattern
+        ) & tf.strings.regex_full_match(texts, VALID_UTF8)
         route = tf.cast(tf.logical_not(plain), tf.int32)
         parts = tf.dynamic_partition(texts, route, 2)
         positions = tf.dynamic_partition(tf.range(tf.size(texts)), route, 2)
@@ -133,8 +139,11 @@ class CoreNormalizer(tf.Module):
         pieces = tf.gather(pieces, at)
         piece_line = tf.gather(line, at)
         user = tf.strings.substr(pieces, 0, 1) == _USER
-        pieces = tf.where(
-            user, tf.strings.substr(pieces, 1, tf.int32.max), pieces
+        user = tf.where(user)
+        pieces = tf.tensor_scatter_nd_update(
+            pieces,
+            user,
+            tf.strings.substr(tf.gather_nd(pieces, user), 1, tf.int32.max),
         )
         lines = tf.size(texts, out_type=tf.int64)
         return self._whitespace(pieces, piece_line, lines)
@@ -294,5 +303,3 @@ def whitespace_rules(texts, model):
         texts = tf.strings.regex_replace(texts, " +", " ")
     content = tf.strings.length(texts) > 0
     return _finish(texts, content, model)
-
-

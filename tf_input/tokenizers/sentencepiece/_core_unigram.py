@@ -140,9 +140,7 @@ class CoreUnigramGraph(tf.Module):
             word_ids.values, per_line, validate=False
         )
         exact_at = tf.where(route > 0)[:, 0]
-        exact_values, exact_splits = self._by_lines(
-            tf.gather(lines, exact_at)
-        )
+        exact_values, exact_splits = self._by_lines(tf.gather(lines, exact_at))
         exact = tf.RaggedTensor.from_row_splits(
             exact_values, exact_splits, validate=False
         )

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.engines.viterbi import _best_path
-from tf_input._ragged import row_ids
 from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 from tf_input.tokenizers.sentencepiece._proto import _UNUSED
 from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
@@ -96,9 +96,7 @@ class Lattice(tf.Module):
         local = tf.range(count) - tf.gather(splits, word)
         ids = self._candidates(flat, word, count)
         unknown = tf.equal(ids[:, 0], -1)
-        exists = tf.concat(
-            [tf.ones_like(unknown)[:, None], ids[:, 1:] >= 0], 1
-        )
+        exists = tf.concat([tf.ones_like(unknown)[:, None], ids[:, 1:] >= 0], 1)
         dtype = tf.float64 if margins else tf.float32
         scores = tf.gather(self._scores, tf.maximum(ids, 0))
         scores = tf.concat(

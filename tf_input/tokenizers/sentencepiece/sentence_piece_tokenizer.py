@@ -95,6 +95,12 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
             id after each sequence (each only if the model defines it, as
             `encode(..., add_bos=True, add_eos=True)` does). Defaults to
             `False`.
+        tf_text_unigram: bool. Run unigram models on TF Text's
+            SentencePiece ops (`True`), or on core TensorFlow ops only
+            (`False`: `uses_core_ops_only` is then true, and a SavedModel
+            loads with a plain `import tensorflow`; the same ids, but
+            20-100x slower today and much slower on very long lines, see
+            `docs/tokenizers.md`). Defaults to `True`.
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     Call arguments:
@@ -134,7 +140,7 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         proto: str | os.PathLike | bytes,
         *,
         add_special_tokens: bool = False,
-        tf_text_unigram: bool = False,
+        tf_text_unigram: bool = True,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)

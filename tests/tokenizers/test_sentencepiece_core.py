@@ -1,0 +1,60 @@
+"""SentencePiece unigram models on core ops (`tf_text_unigram=False`):
+the same ids as `sentencepiece`, with no TF Text op in the graph."""
+
+import pytest
+import sentencepiece as spm
+import tensorflow as tf
+
+from tests.shared_data import SHARED_DATA
+from tests.shared_data import requires_shared_data
+from tests.tokenizers.test_sentencepiece import tokenizer_and_reference
+from tf_input.tokenizers import SentencePieceTokenizer
+
+_TRICKY = [
+    "",
+    " ",
+    "  a  b ",
+    "\u3000x\u3000\u3000y",
+    "ﬁ x",
+    "\t\tq",
+    "a\x00b",
+    "▁x▁",
+    "*****",
+    "**",
+    "<sep>@@ﬁ x@@",
+    "Hello world. 凤姐儿 😀 Ａ\u0301",
+    "x" * 300,
+]
+
+
+@pytest.mark.parametrize("name", ["unigram", "unigram_suffix"])
+def test_core_ops_match_sentencepiece_on_tricky_texts(name):
+    tokenizer, reference = tokenizer_and_reference(name)
+    core = SentencePieceTokenizer(tokenizer.proto, tf_text_unigram=False)
+    assert core.uses_core_ops_only
+    got = core(tf.constant(_TRICKY)).to_list()
+    assert got == reference.encode(_TRICKY)
+    raw = [b"\xff", b"a\xe2\x82b", b"\xed\xa0\x80", b"ok\x80"]
+    got = core(tf.constant(raw)).to_list()
+    assert got == [reference.encode(r) for r in raw]
+
+
+@requires_shared_data
+@pytest.mark.parametrize(
+    "model",
+    [
+        "albert-base-v2-spiece.model",
+        "sp-test-botchan-unigram-1000.model",
+        "sp-test-ja.model",
+    ],
+)
+def test_core_ops_match_sentencepiece_on_corpora(model):
+    shared_data = SHARED_DATA
+    data = (shared_data / "sentencepiece" / model).read_bytes()
+    reference = spm.SentencePieceProcessor(model_proto=data)
+    core = SentencePieceTokenizer(data, tf_text_unigram=False)
+    assert core.uses_core_ops_only
+    for corpus in ("wikitext-2-raw-test.txt", "hongloumeng.txt"):
+        text = (shared_data / "corpora" / corpus).read_text("utf-8")
+        lines = text.split("\n")[:120]
+        assert core(tf.constant(lines)).to_list() == reference.encode(lines)
