@@ -41,12 +41,17 @@ def normalization_rules(model):
     (`_longest_keys` prefers user-defined pieces)."""
     rules = {}
     if model.charsmap:
+        # A one-character key that maps to itself changes nothing (a
+        # character is kept whole either way): left out.
         rules = {
             k.encode(): v.encode()
             for k, v in charsmap_rules(model.charsmap).items()
+            if len(k) > 1 or k != v
         }
+    firsts = {k.decode()[0] for k in rules}
     for piece, piece_type in zip(model.pieces, model.types):
-        if piece_type == _USER_DEFINED and piece:
+        # A one-character piece no rule starts with changes nothing.
+        if piece_type == _USER_DEFINED and (len(piece) > 1 or piece in firsts):
             rules[piece.encode()] = _USER + piece.encode()
     return rules
 
@@ -79,12 +84,22 @@ class CoreNormalizer(tf.Module):
         self.has_rules = bool(rules)
         texts = [k.decode() for k in rules]
         self.longest = max((len(k) for k in texts), default=1)
-        # Lines of valid UTF-8 without a character that starts a key
-        # normalize by the whitespace rules alone. RE2 reads an invalid
-        # byte as U+FFFD or a surrogate: those lines are not plain.
+        # Lines of valid UTF-8 where no key can match normalize by the
+        # whitespace rules alone: no one-character key, and no two
+        # characters that begin a longer key. RE2 reads an invalid byte as
+        # U+FFFD or a surrogate, so those always take the long way.
         firsts = {ord(k[0]) for k in texts}
-        firsts |= set(range(0xD800, 0xE000)) | {0xFFFD}
-        self._plain_pattern = f"[^{_char_class(firsts)}]*"
+        singles = {ord(k) for k in texts if len(k) == 1}
+        singles |= set(range(0xD800, 0xE000)) | {0xFFFD}
+        pairs = {}
+        for k in texts:
+            if len(k) > 1 and ord(k[0]) not in singles:
+                pairs.setdefault(ord(k[0]), set()).add(ord(k[1]))
+        ruled = [f"[{_char_class(singles)}]"] + [
+            f"\\x{{{c:x}}}[{_char_class(seconds)}]"
+            for c, seconds in sorted(pairs.items())
+        ]
+        self._ruled_pattern = f"(?s).*(?:{'|'.join(ruled)}).*"
         prefixes = {k[:n] for k in texts for n in range(1, len(k))}
         first = np.zeros(_TOP + 1, bool)
         first[[c for c in firsts if c < _TOP]] = True
@@ -113,8 +128,8 @@ class CoreNormalizer(tf.Module):
         model = self._model
         if not self.has_rules:
             return whitespace_rules(replace_invalid_bytes(texts), model)
-        plain = tf.strings.regex_full_match(
-            texts, self._plain_pattern
+        plain = ~tf.strings.regex_full_match(
+            texts, self._ruled_pattern
         ) & tf.strings.regex_full_match(texts, VALID_UTF8)
         route = tf.cast(tf.logical_not(plain), tf.int32)
         parts = tf.dynamic_partition(texts, route, 2)
