@@ -62,6 +62,9 @@ class CoreUnigramGraph(tf.Module):
         self._normalizer = CoreNormalizer(model)
         self._lattice = Lattice(model)
         _, scores, unk = piece_scores(model)
+        self._unk_score = unk
+        with tf.init_scope():
+            self._scores = tf.constant(scores, tf.float32)
         # Every score lies in [unk, largest]: a sum of n of them, and its
         # float32 roundings, stays within n * `_magnitude`.
         self._magnitude = float(max(abs(unk), float(np.max(scores)))) * 1.01
@@ -124,31 +127,96 @@ class CoreUnigramGraph(tf.Module):
         safe = tf.gather(margin, index) > (
             tf.cast(size + 1, tf.float64) * ulp * 1.01 + 1e-9
         )
-        unsafe_line = tf.math.unsorted_segment_max(
-            tf.cast(~safe, tf.int32), owner, count
-        )
-        route = tf.cast(unsafe_line > 0, tf.int32)
-        # Word rows -> line rows (lines with no word: empty rows).
-        word_ids = tf.gather(
+        occurrences = tf.gather(
             tf.RaggedTensor.from_row_splits(values, splits, validate=False),
             index,
         )
-        per_line = tf.math.unsorted_segment_sum(
-            word_ids.row_lengths(), owner, count
+        values, splits = self._resolve(
+            occurrences.values,
+            occurrences.row_splits,
+            ~safe,
+            (owner, words, count),
         )
-        by_words = tf.RaggedTensor.from_row_lengths(
-            word_ids.values, per_line, validate=False
+        counts = tf.math.unsorted_segment_sum(
+            splits[1:] - splits[:-1], owner, count
         )
-        exact_at = tf.where(route > 0)[:, 0]
-        exact_values, exact_splits = self._by_lines(tf.gather(lines, exact_at))
-        exact = tf.RaggedTensor.from_row_splits(
-            exact_values, exact_splits, validate=False
+        return values, tf.concat([[0], tf.cumsum(counts)], 0)
+
+    def _resolve(self, values, splits, pending, occurrences):
+        """The words whose float64 path is not certain (`pending`) get the
+        library's float32 search, from the score the line has before them:
+        in each round the first pending word of each line, whose base is
+        then exact (the float32 sums of the tokens before it, in order,
+        `tf.cumsum` along a row being sequential)."""
+        owner, words, lines = occurrences
+        total = tf.size(pending, out_type=tf.int64)
+        index = tf.range(total)
+
+        def round_(values, splits, pending):
+            first = tf.math.unsorted_segment_min(
+                tf.where(pending, index, total), owner, lines
+            )
+            chosen = pending & tf.equal(tf.gather(first, owner), index)
+            at = tf.where(chosen)[:, 0]
+            # The sums of each line's tokens, in order, in float32.
+            scores = tf.where(
+                values >= 0,
+                tf.gather(self._scores, tf.maximum(values, 0)),
+                self._unk_score,
+            )
+            token_line = tf.gather(owner, row_ids(splits))
+            per_line = tf.math.unsorted_segment_sum(
+                tf.ones_like(token_line), token_line, lines
+            )
+            line_start = tf.cumsum(per_line, exclusive=True)
+            place = tf.range(tf.size(values, out_type=tf.int64)) - tf.gather(
+                line_start, token_line
+            )
+            width = tf.reduce_max(tf.concat([per_line, [0]], 0))
+            sums = tf.cumsum(
+                tf.scatter_nd(
+                    tf.stack([token_line, place], 1), scores, [lines, width]
+                ),
+                axis=1,
+            )
+            line = tf.gather(owner, at)
+            before = tf.gather(splits, at) - tf.gather(line_start, line)
+            bases = tf.where(
+                before > 0,
+                tf.gather_nd(
+                    sums, tf.stack([line, tf.maximum(before - 1, 0)], 1)
+                ),
+                0.0,
+            )
+            new_values, new_splits = self._lattice(
+                tf.gather(words, at), bases=bases
+            )
+            both = tf.concat(
+                [
+                    tf.RaggedTensor.from_row_splits(
+                        values, splits, validate=False
+                    ),
+                    tf.RaggedTensor.from_row_splits(
+                        new_values, new_splits, validate=False
+                    ),
+                ],
+                0,
+            )
+            rank = tf.cumsum(tf.cast(chosen, tf.int64), exclusive=True)
+            out = tf.gather(both, tf.where(chosen, total + rank, index))
+            return out.values, out.row_splits, pending & ~chosen
+
+        values, splits, _ = tf.while_loop(
+            lambda values, splits, pending: tf.reduce_any(pending),
+            round_,
+            (values, splits, pending),
+            shape_invariants=(
+                tf.TensorShape([None]),
+                tf.TensorShape([None]),
+                pending.shape,
+            ),
         )
-        easy_at = tf.where(route == 0)[:, 0]
-        merged = tf.concat([tf.gather(by_words, easy_at), exact], 0)
-        order = tf.math.invert_permutation(tf.concat([easy_at, exact_at], 0))
-        out = tf.gather(merged, order)
-        return out.values, out.row_splits
+        return values, splits
 
     def _finish(self, values, splits):
         if self._byte_ids is None:

@@ -84,10 +84,11 @@ class Lattice(tf.Module):
             )
             self._scores = tf.constant(scores, tf.float32)
 
-    def __call__(self, units, margins=False):
+    def __call__(self, units, margins=False, bases=None):
         """`[U]` non-empty units -> `(values, [U + 1] splits)`, and with
         `margins` also `(smallest margin on the path, characters)` per
-        unit (float64 search)."""
+        unit (float64 search). `bases`: None, or float32 `[U]`, the score
+        each unit's sums start from (float32 searches)."""
         cps = tf.strings.unicode_decode(units, "UTF-8")
         flat = cps.values
         splits = cps.row_splits
@@ -108,8 +109,10 @@ class Lattice(tf.Module):
         )
         scores = tf.cast(scores, dtype)
         scores = tf.where(exists, scores, tf.zeros_like(scores))
+        if bases is None:
+            bases = tf.zeros(tf.shape(splits)[:1] - 1, dtype)
         back, margin = _search(
-            self.longest, word, local, splits, scores, exists
+            self.longest, word, local, splits, scores, exists, bases
         )
         on_path = _best_path(splits, back, count)
         length = tf.where(on_path, back, 0)
@@ -162,7 +165,7 @@ class Lattice(tf.Module):
         return tf.stack(columns, 1) - 1
 
 
-def _search(longest, word, local, splits, scores, exists):
+def _search(longest, word, local, splits, scores, exists, bases):
     """`(back, margin)`: per character, the length of the last piece of
     the best path up to it, and how far that candidate is ahead of the
     next best (inf: no other; float64 searches only mean anything).
@@ -175,18 +178,18 @@ def _search(longest, word, local, splits, scores, exists):
     rank = tf.argsort(-sizes, stable=True)
     starts = tf.gather(splits[:-1], rank)
     sizes = tf.gather(sizes, rank)
+    bases = tf.gather(bases, rank)
     units = tf.size(sizes)
     steps = tf.maximum(tf.reduce_max(sizes), 0)
     lengths = tf.range(1, longest + 1, dtype=tf.int64)
     neg = tf.constant(-np.inf, dtype)
-    zero = tf.constant(0.0, dtype)
 
     def step(k, window, found, gaps):
         n = tf.reduce_sum(tf.cast(sizes > k, tf.int32))
         js = starts[:n] + k
         start = k - lengths + 1  # [L], the piece's start in its unit
         before = tf.transpose(tf.reverse(window[:, :n], [0]))
-        before = tf.where((start > 0)[None, :], before, zero)
+        before = tf.where((start > 0)[None, :], before, bases[:n, None])
         ok = tf.gather(exists, js) & (start >= 0)[None, :]
         candidate = tf.where(ok, before + tf.gather(scores, js), neg)
         top = tf.reduce_max(candidate, 1)
