@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from tests.shared_data import SHARED_DATA
 from tests.shared_data import requires_shared_data
+from tests.testing import run_tokenizer_test
 from tests.tokenizers.test_sentencepiece import tokenizer_and_reference
 from tf_input.tokenizers import SentencePieceTokenizer
 
@@ -56,5 +57,25 @@ def test_core_ops_match_sentencepiece_on_corpora(model):
     assert core.uses_core_ops_only
     for corpus in ("wikitext-2-raw-test.txt", "hongloumeng.txt"):
         text = (shared_data / "corpora" / corpus).read_text("utf-8")
-        lines = text.split("\n")[:120]
+        lines = text.split("\n")[:40]
         assert core(tf.constant(lines)).to_list() == reference.encode(lines)
+
+
+@pytest.mark.slow
+def test_core_ops_contract_loads_without_tensorflow_text():
+    # The SavedModel, moved, loads in a fresh process that imports only
+    # tensorflow, and gives the library's ids; the `.keras` file keeps the
+    # choice of ops (`tf_text_unigram`). About 2 minutes; the fast sibling
+    # is test_core_ops_match_sentencepiece_on_tricky_texts (same graph).
+    tokenizer, reference = tokenizer_and_reference("unigram")
+    core = SentencePieceTokenizer(tokenizer.proto, tf_text_unigram=False)
+    assert core.uses_core_ops_only
+    assert core.get_config()["tf_text_unigram"] is False
+    texts = ["Hello world. ﬁ x", "<sep>@@ **", ""]
+    run_tokenizer_test(core, texts, expected_ids=reference.encode(texts))
+
+
+def test_tf_text_unigram_must_be_a_bool():
+    tokenizer, _ = tokenizer_and_reference("unigram")
+    with pytest.raises(TypeError, match="tf_text_unigram='no'"):
+        SentencePieceTokenizer(tokenizer.proto, tf_text_unigram="no")
