@@ -74,10 +74,11 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
     config may not make Keras read a file.) BPE models without
     normalization rules (Mistral, Llama 2) run on core TensorFlow ops
     only: a SavedModel holding one loads with a plain `import tensorflow`.
-    Unigram models, and
+    Unigram models (by default), and
     BPE models with a precompiled charsmap, use TF Text ops: loading such a
     SavedModel needs `import tensorflow_text` first; `uses_core_ops_only`
-    says which.
+    says which. `tf_text_unigram=False` runs a unigram model on core ops
+    only (same ids, slower; see `_core_unigram`).
 
     Invalid UTF-8 is handled as `sentencepiece` handles it: every byte that
     does not start a valid character becomes U+FFFD before normalization.
