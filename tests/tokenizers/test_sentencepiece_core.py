@@ -1,6 +1,7 @@
 """SentencePiece unigram models on core ops (`tf_text_unigram=False`):
 the same ids as `sentencepiece`, with no TF Text op in the graph."""
 
+import numpy as np
 import pytest
 import sentencepiece as spm
 import tensorflow as tf
@@ -79,3 +80,34 @@ def test_tf_text_unigram_must_be_a_bool():
     tokenizer, _ = tokenizer_and_reference("unigram")
     with pytest.raises(TypeError, match="tf_text_unigram='no'"):
         SentencePieceTokenizer(tokenizer.proto, tf_text_unigram="no")
+
+
+@requires_shared_data
+def test_core_ops_break_exact_ties_as_the_library():
+    # Runs of "*" in the Chinese novel: "*" "**" and "**" "*" score the
+    # same, and float32 sums from the line's score before them decide
+    # (`_core_unigram._resolve`); a float64 search would differ on 50 lines.
+    data = (
+        SHARED_DATA / "sentencepiece/albert-base-v2-spiece.model"
+    ).read_bytes()
+    reference = spm.SentencePieceProcessor(model_proto=data)
+    core = SentencePieceTokenizer(data, tf_text_unigram=False)
+    text = (SHARED_DATA / "corpora/hongloumeng.txt").read_text("utf-8")
+    lines = sorted(
+        (line for line in text.split("\n") if "***" in line), key=len
+    )[:12]
+    lines += ["a b c *** ** **** x ***", "***** " * 20]
+    assert core(tf.constant(lines)).to_list() == reference.encode(lines)
+
+
+def test_cumsum_adds_a_row_in_order():
+    # `_resolve` takes each word's float32 base from `tf.cumsum` along a
+    # row: it must add left to right, as the library's loop does.
+    rng = np.random.default_rng(0)
+    scores = (-20 * rng.random((7, 3000))).astype(np.float32)
+    want = np.zeros_like(scores)
+    total = np.zeros(7, np.float32)
+    for j in range(scores.shape[1]):
+        total = (total + scores[:, j]).astype(np.float32)
+        want[:, j] = total
+    assert (tf.cumsum(tf.constant(scores), axis=1).numpy() == want).all()
