@@ -26,6 +26,7 @@ _TRICKY = [
     "<sep>@@ﬁ x@@",
     "Hello world. 凤姐儿 😀 Ａ\u0301",
     "x" * 300,
+    "a\ufffdb \ufffd",
 ]
 
 

@@ -103,9 +103,6 @@ class CoreNormalizer(tf.Module):
         prefixes = {k[:n] for k in texts for n in range(1, len(k))}
         first = np.zeros(_TOP + 1, bool)
         first[[c for c in firsts if c < _TOP]] = True
-        # U+FFFD here stands for an invalid byte, which the library keeps
-        # out of the rules (known limit: a literal U+FFFD skips them too).
-        first[0xFFFD] = False
         first[_TOP] = any(c >= _TOP for c in firsts)
         with tf.init_scope():
             self._first = tf.constant(first)
@@ -142,13 +139,22 @@ class CoreNormalizer(tf.Module):
 
     def _ruled(self, texts):
         """Lines a rule or a user-defined piece may touch."""
+        valid = tf.strings.regex_full_match(texts, VALID_UTF8)
         texts = replace_invalid_bytes(texts)
         cps = tf.strings.unicode_decode(texts, "UTF-8")
         splits = cps.row_splits
         count = tf.size(cps.values, out_type=tf.int64)
         line = row_ids(splits)
         chars = tf.strings.unicode_encode(cps.values[:, None], "UTF-8")
-        length, pieces = self._longest_keys(chars, cps.values, line, count)
+        # In a line with invalid bytes, U+FFFD stands for one, which the
+        # library keeps out of the rules (known limit: a literal U+FFFD in
+        # such a line skips them too).
+        code = tf.where(
+            tf.equal(cps.values, 0xFFFD) & ~tf.gather(valid, line),
+            -1,
+            cps.values,
+        )
+        length, pieces = self._longest_keys(chars, code, line, count)
         start = _greedy_starts(length, count)
         at = tf.where(start)[:, 0]
         pieces = tf.gather(pieces, at)
@@ -170,7 +176,8 @@ class CoreNormalizer(tf.Module):
         values of the keys that start there."""
         # Only characters that start a key are looked up; the search
         # works on their indices (`at`), in a table of their own.
-        at = tf.where(tf.gather(self._first, tf.minimum(code, _TOP)))[:, 0]
+        first = tf.gather(self._first, tf.clip_by_value(code, 0, _TOP))
+        at = tf.where(first & (code >= 0))[:, 0]
         firsts = tf.size(at, out_type=tf.int64)
         best = [tf.zeros([firsts], tf.int64), tf.fill([firsts], _NONE)] * 2
         index = tf.range(firsts)
