@@ -5,10 +5,14 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 import tensorflow as tf
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from tests.shared_data import SHARED_DATA
 from tests.shared_data import requires_shared_data
 from tests.testing import run_tokenizer_test
+from tests.tokenizers.test_sentencepiece import lines as fuzz_lines
 from tests.tokenizers.test_sentencepiece import tokenizer_and_reference
 from tf_input.tokenizers import SentencePieceTokenizer
 
@@ -112,3 +116,18 @@ def test_cumsum_adds_a_row_in_order():
         total = (total + scores[:, j]).astype(np.float32)
         want[:, j] = total
     assert (tf.cumsum(tf.constant(scores), axis=1).numpy() == want).all()
+
+
+_CORE = {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(batch=st.lists(fuzz_lines, min_size=1, max_size=8))
+def test_fuzz_core_ops_match_sentencepiece(batch):
+    if not _CORE:
+        tokenizer, _CORE["reference"] = tokenizer_and_reference("unigram")
+        _CORE["core"] = SentencePieceTokenizer(
+            tokenizer.proto, tf_text_unigram=False
+        )
+    got = _CORE["core"](tf.constant(batch)).to_list()
+    assert got == _CORE["reference"].encode(batch)
