@@ -93,12 +93,14 @@ def start_up(tokenizer, repeats):
     return best["ours"] - best["trivial"]
 
 
-def measure(models, corpora, repeats):
+def measure(models, corpora, repeats, tf_text_unigram=True):
     rows = []
     texts = common.corpora(0)
     for model in models:
         path = str(common.DATA / "sentencepiece" / model)
-        tokenizer = SentencePieceTokenizer(path)
+        tokenizer = SentencePieceTokenizer(
+            path, tf_text_unigram=tf_text_unigram
+        )
         reference = sentencepiece.SentencePieceProcessor(model_file=path)
         graph = tf.function(tokenizer._tokenize_graph).get_concrete_function(
             tf.TensorSpec([None], tf.string)
@@ -226,6 +228,11 @@ def main(argv=None):
         action="store_true",
         help="construction time and peak memory instead (fresh processes)",
     )
+    parser.add_argument(
+        "--core-ops",
+        action="store_true",
+        help="the core-ops route (`tf_text_unigram=False`)",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
     if not common.DATA.is_dir():
@@ -240,7 +247,12 @@ def main(argv=None):
     if args.construction:
         rows = construction(args.models, args.repeats)
     else:
-        rows = measure(args.models, args.corpora, args.repeats)
+        rows = measure(
+            args.models,
+            args.corpora,
+            args.repeats,
+            tf_text_unigram=not args.core_ops,
+        )
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
 

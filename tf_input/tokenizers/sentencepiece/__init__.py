@@ -51,6 +51,13 @@ How each model type is encoded, and why:
   float comparison (`_UnigramPlan._plan_trivial_route`). For ALBERT these
   are 91% of the lines of the Chinese novel and 44% of Tatoeba-36's.
 
+With `tf_text_unigram=False`, unigram models run on core TensorFlow ops
+only (`_core_normalizer`: the library's normalizer; `_lattice`: its
+float32 search; `_core_unigram`: words searched in float64 where their
+margins make the float32 path certain, else again in float32 from the
+line's exact score before them), with the same ids but slower; TF Text's
+ops, imported only then, stay the default.
+
 Known limit: on a line whose best-path score passes 1e5 in magnitude
 (about 25,000 tokens) `sentencepiece` 0.2.3 re-centres its float32 scores,
 which no TF op does, so exact ties after that point may be broken

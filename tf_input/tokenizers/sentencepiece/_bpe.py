@@ -25,7 +25,6 @@ from tf_input.tokenizers.sentencepiece._proto import _NORMAL
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
 from tf_input.tokenizers.sentencepiece._proto import _UNUSED
 from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
-from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
 
 
 def model_merges(model):
@@ -226,7 +225,11 @@ class LibraryBpe(tf.Module):
 
     def warm_up(self):
         """Makes the op parse the model now (see `UnigramGraph.warm_up`)."""
+        from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
+
         _run_library(self._proto, tf.constant([""]), tf.int32)
 
     def tokenize(self, texts):
+        from tf_input.tokenizers.sentencepiece._tf_text_ops import _run_library
+
         return _run_library(self._proto, texts, tf.int32)

@@ -18,13 +18,12 @@ from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.sentencepiece._bpe import BpeGraph
-from tf_input.tokenizers.sentencepiece._bpe import LibraryBpe
 from tf_input.tokenizers.sentencepiece._bpe import library_reason
+from tf_input.tokenizers.sentencepiece._core_unigram import CoreUnigramGraph
 from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
 from tf_input.tokenizers.sentencepiece._model_file import _parse_model
 from tf_input.tokenizers.sentencepiece._proto import _BPE
-from tf_input.tokenizers.sentencepiece._unigram_graph import UnigramGraph
 
 
 class _Traced:
@@ -75,10 +74,11 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
     config may not make Keras read a file.) BPE models without
     normalization rules (Mistral, Llama 2) run on core TensorFlow ops
     only: a SavedModel holding one loads with a plain `import tensorflow`.
-    Unigram models, and
+    Unigram models (by default), and
     BPE models with a precompiled charsmap, use TF Text ops: loading such a
     SavedModel needs `import tensorflow_text` first; `uses_core_ops_only`
-    says which.
+    says which. `tf_text_unigram=False` runs a unigram model on core ops
+    only (same ids, slower; see `_core_unigram`).
 
     Invalid UTF-8 is handled as `sentencepiece` handles it: every byte that
     does not start a valid character becomes U+FFFD before normalization.
@@ -96,6 +96,12 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
             id after each sequence (each only if the model defines it, as
             `encode(..., add_bos=True, add_eos=True)` does). Defaults to
             `False`.
+        tf_text_unigram: bool. Run unigram models on TF Text's
+            SentencePiece ops (`True`), or on core TensorFlow ops only
+            (`False`: `uses_core_ops_only` is then true, and a SavedModel
+            loads with a plain `import tensorflow`; the same ids, but
+            20-100x slower today and much slower on very long lines, see
+            `docs/tokenizers.md`). Defaults to `True`.
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     Call arguments:
@@ -135,9 +141,17 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         proto: str | os.PathLike | bytes,
         *,
         add_special_tokens: bool = False,
+        tf_text_unigram: bool = True,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
+        if not isinstance(tf_text_unigram, bool):
+            raise TypeError(
+                "`tf_text_unigram` must be a bool. Received: "
+                f"tf_text_unigram={tf_text_unigram!r} (of type "
+                f"{type(tf_text_unigram).__name__})."
+            )
+        self.tf_text_unigram = tf_text_unigram
         self._init_asset()
         self.proto = None
         if proto is FROM_ASSETS:
@@ -174,11 +188,20 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
                 )
             self._byte_ids = list(range(start, start + 256))
         try:
-            if model.model_type != _BPE:
-                self._engine = UnigramGraph(data, model, self._byte_ids)
+            if model.model_type != _BPE and self.tf_text_unigram:
+                # TF Text's ops, imported only here (see the class doc).
+                from tf_input.tokenizers.sentencepiece import _unigram_graph
+
+                self._engine = _unigram_graph.UnigramGraph(
+                    data, model, self._byte_ids
+                )
+            elif model.model_type != _BPE:
+                self._engine = CoreUnigramGraph(model, self._byte_ids)
             elif library_reason(model) is None:
                 self._engine = BpeGraph(model, self._byte_ids)
             else:
+                from tf_input.tokenizers.sentencepiece._bpe import LibraryBpe
+
                 self._engine = LibraryBpe(data)
             self._decoder = _Decoder(model, self._byte_ids)
             with tf.init_scope():
@@ -240,7 +263,12 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         `config.json`. In the same process `from_config` finds the model by
         its digest (layer cloning); from a `.keras` file, `load_assets`
         reads it."""
-        return {**super().get_config(), "proto": None, **self._asset_config()}
+        return {
+            **super().get_config(),
+            "proto": None,
+            "tf_text_unigram": self.tf_text_unigram,
+            **self._asset_config(),
+        }
 
     @classmethod
     def from_config(cls, config):
