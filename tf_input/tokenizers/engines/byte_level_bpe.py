@@ -21,6 +21,8 @@ Face), or for a rank file the rank of the pair's concatenation
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 
@@ -79,8 +81,14 @@ class ByteLevelBPE(tf.Module):
         # (From bytes: the whole characters below need this result.)
         self.char_tables = None
         candidates = [i for i in range(num_tokens) if byte_level[i]]
+        # `left_whole` traces what it is given with `tf.function`, which
+        # counts traces by Python code: a bound method has the same code
+        # in every tokenizer (the fifth tokenizer built would log
+        # TensorFlow's retracing warning), a `partial` is its own key.
         whole = merge.left_whole(
-            self._merge_words, [token_bytes[i] for i in candidates], candidates
+            functools.partial(self._merge_words),
+            [token_bytes[i] for i in candidates],
+            candidates,
         )
         self._chunk_table = lookup_table(
             [token_bytes[i] for i in whole], whole, -1, key_dtype=tf.string
