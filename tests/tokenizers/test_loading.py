@@ -102,7 +102,9 @@ def ours(name, **kwargs):
                 **kwargs,
             )
         else:
-            _CACHE[key] = load_tokenizer(LLM / name, **kwargs)
+            _CACHE[key] = load_tokenizer(
+                LLM / name / "tokenizer.json", **kwargs
+            )
     return _CACHE[key]
 
 
@@ -572,6 +574,23 @@ def test_every_form_of_path(tmp_path):
 def test_folders_with_several_or_no_tokenizers(tmp_path):
     with pytest.raises(ValueError, match="several tokenizer files"):
         load_tokenizer(data_path("bert"))
+    # Files of different kinds are listed too, never one picked silently:
+    # a tokenizer.json beside the rank file or the SentencePiece model.
+    listed = {
+        "cl100k": r"tokenizer\.json \(Hugging Face tokenizer\.json\), "
+        r"cl100k_base\.tiktoken \(tiktoken rank file\)",
+        "mistral_v1": r"tokenizer\.json \(Hugging Face tokenizer\.json\), "
+        r"tokenizer\.model \(SentencePiece model\)",
+    }
+    for name, files in listed.items():
+        with pytest.raises(ValueError, match=files + r"\. Pass the path"):
+            load_tokenizer(LLM / name)
+    mixed = tmp_path / "mixed"
+    _small_tokenizer_json(mixed)
+    (mixed / "vocab.txt").write_text("[UNK]\nthe\n")
+    with pytest.raises(ValueError, match=r"tokenizer\.json .*, vocab\.txt"):
+        load_tokenizer(mixed)
+    assert isinstance(load_tokenizer(mixed / "vocab.txt"), WordPieceTokenizer)
     with pytest.raises(FileNotFoundError, match="No tokenizer file"):
         load_tokenizer(tmp_path)
     with pytest.raises(FileNotFoundError, match="not found"):
