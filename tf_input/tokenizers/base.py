@@ -237,6 +237,17 @@ class Tokenizer(keras.layers.Layer):
         # Keras takes only tensors positionally; accept str and lists too.
         if isinstance(inputs, (str, bytes, list, tuple)):
             inputs = tf.convert_to_tensor(inputs, tf.string)
+        if (
+            not args
+            and not kwargs
+            and tf.executing_eagerly()
+            and isinstance(inputs, tf.Tensor)
+            and inputs.dtype == tf.string
+            and inputs.shape.as_list() == [0]
+        ):
+            # The empty request: its answer is a constant, without the
+            # Python of Keras's `__call__` (~0.3 ms, the whole cost).
+            return self.tokenize(inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):
