@@ -907,19 +907,23 @@ def test_bad_arguments():
 
 
 # --- Command line ----------------------------------------------------------
-def test_command_line_takes_folders_with_several_tokenizers(capsys):
+def test_command_line_lists_folders_with_several_tokenizers(capsys):
     from tf_input import cli
 
-    bert = str(data_path("bert"))  # two vocab.txt files: the first is used
-    assert cli.main(["tokenize", "--vocab", bert, "I love it."]) == 0
-    out = capsys.readouterr()
-    assert (
-        "tokens" in out.out and "using bert-base-chinese-vocab.txt" in out.err
-    )
-    assert cli.main(["trace", "--vocab", bert, "I love it."]) == 0
-    spm = str(data_path("sentencepiece"))  # four .model files
-    assert cli.main(["tokenize", "--vocab", spm, "I love it."]) == 0
-    out = capsys.readouterr()
-    assert (
-        "tokens" in out.out and "using albert-base-v2-spiece.model" in out.err
-    )
+    # Two vocab.txt files; five SentencePiece files (.model and a .json):
+    # an error that lists them, never the first one picked.
+    folders = {
+        "bert": ["bert-base-chinese-vocab.txt", "bert-base-uncased-vocab.txt"],
+        "sentencepiece": [
+            "mistral-7b-v0.3-tokenizer.json",
+            "albert-base-v2-spiece.model",
+            "sp-test-ja.model",
+        ],
+    }
+    for name, files in folders.items():
+        folder = str(data_path(name))
+        for command in ("tokenize", "trace"):
+            assert cli.main([command, "--vocab", folder, "I love it."]) == 2
+            out = capsys.readouterr()
+            assert not out.out and "several tokenizer files" in out.err
+            assert all(f in out.err for f in files)
