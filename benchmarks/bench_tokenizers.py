@@ -276,7 +276,7 @@ def families(selected):
                 references.append(("tiktoken", tiktoken_encoder(
                     tiktoken_from_json(path, with_tiktoken))))  # fmt: skip
             return {
-                "ours": ours.load_tokenizer(llm / folder),
+                "ours": ours.load_tokenizer(path),
                 "references": references,
                 "corpora": LLM_CORPORA,
             }

@@ -7,6 +7,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.shared_data import data_path
+from tests.shared_data import requires_shared_data
 from tf_input import cli
 
 WORDS = "the cat sat on a mat and then it ran to the red barn far away".split()
@@ -253,3 +255,64 @@ def test_command_line_quiets_tensorflow_s_runtime_logs(argv0, want):
     )
     assert result.stdout.strip() == want
     assert result.stderr == ""
+
+
+def test_tokenize_help_lists_every_kind_of_file(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["tokenize", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for kind in (
+        "tokenizer.json",
+        "*.tiktoken",
+        "tokenizer.model of `base64 rank` lines",
+        "vocab.json",
+        "merges.txt",
+        "vocab.txt",
+        "*.model (SentencePiece)",
+        "folder holding exactly one",
+        "--pattern",
+        "--special-tokens",
+    ):
+        assert kind in shown
+
+
+def _small_rank_file(path):
+    """The first 300 ranks of cl100k: every byte and some merges."""
+    lines = data_path("llm", "cl100k", "cl100k_base.tiktoken").read_bytes()
+    path.write_bytes(b"\n".join(lines.split(b"\n")[:300]) + b"\n")
+    return path
+
+
+@requires_shared_data
+def test_tokenize_a_rank_file_with_pattern_and_special_tokens(tmp_path, capsys):
+    rank = _small_rank_file(tmp_path / "small.tiktoken")
+    argv = ["tokenize", "--vocab", str(rank), "--pattern", "cl100k"]
+    special = ["--special-tokens", "<|endoftext|>=400"]
+    assert cli.main([*argv, *special, "the<|endoftext|>"]) == 0
+    shown = capsys.readouterr().out
+    assert "     400  '<|endoftext|>'" in shown
+    # Without it, the special token is text: no id 400.
+    assert cli.main([*argv, "the<|endoftext|>"]) == 0
+    assert "400" not in capsys.readouterr().out
+    # A rank file needs --pattern, said in the command's words.
+    assert cli.main(["tokenize", "--vocab", str(rank), "x"]) == 2
+    assert "pass `--pattern=`" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit:
+        cli.main([*argv, "--special-tokens", "<|x|>", "x"])
+    assert exit.value.code == 2
+    assert "must be TOKEN=ID" in capsys.readouterr().err
+
+
+@requires_shared_data
+def test_tokenize_a_folder_of_several_tokenizers_is_an_error(capsys):
+    folder = data_path("llm", "cl100k")
+    assert cli.main(["tokenize", "--vocab", str(folder), "x"]) == 2
+    err = capsys.readouterr().err
+    assert "several tokenizer files" in err
+    assert "tokenizer.json" in err and "cl100k_base.tiktoken" in err
+    # --pattern is for rank files only, said with the flag's name.
+    path = str(folder / "tokenizer.json")
+    assert cli.main(["tokenize", "--vocab", path, "--pattern", "gpt2", "x"])
+    assert "`--pattern` and `--special-tokens` are for" in (
+        capsys.readouterr().err
+    )

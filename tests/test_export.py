@@ -331,6 +331,34 @@ def test_single_and_list_inputs(tmp_path):
     np.testing.assert_array_equal(out["outputs"].numpy(), [a + dog])
 
 
+def test_one_text_gets_the_answer_without_the_batch_axis(tmp_path):
+    # `serve(tf.constant("one text"))` answers as `serve([text])[0]`: the
+    # model's outputs for a batch of one, without the batch axis (as
+    # `tokenizer("text")` gives 1-D ids where a batch gives rows).
+    tokenizer = vocabulary_tokenizer()
+    model = feature_model(["token_ids", "padding_mask"])
+    path = str(tmp_path / "m")
+    module = export_text_model(model, tokenizer, path, max_length=6)
+    loaded = tf.saved_model.load(path)
+    for served in (module, loaded):
+        batch = served.serve(tf.constant(["a dog"]))
+        one = served.serve(tf.constant("a dog"))
+        assert one["token_ids"].shape.as_list() == [4]
+        for name in ("token_ids", "padding_mask"):
+            np.testing.assert_array_equal(one[name], batch[name][0])
+        # An empty text is answered too: its special tokens.
+        assert served.serve(tf.constant(""))["token_ids"].shape == [2]
+    with pytest.raises(ValueError, match=r"shape \[N\].*shape \(1, 1\)"):
+        module.serve(tf.constant([["a dog"]]))
+    # The SavedModel holds the batch and the one-text functions; another
+    # shape is TensorFlow's error, which names both.
+    with pytest.raises(ValueError, match=r"(?s)shape=\(None,\).*shape=\(\)"):
+        loaded.serve(tf.constant([["a dog"]]))
+    # The signature of TF Serving takes a batch only.
+    signature = loaded.signatures["serving_default"]
+    assert signature.structured_input_signature[1]["texts"].shape == [None]
+
+
 # --- Errors ------------------------------------------------------------------
 class Subclassed(keras.Model):
     def call(self, inputs):

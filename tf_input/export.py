@@ -4,7 +4,8 @@ Keras 3 cannot build a functional model from `keras.Input(dtype="string")`,
 and a subclassed model cannot go through `model.export`. So the exported
 object is a `tf.Module` that holds the tokenizer and the model (their
 variables, lookup tables and assets are saved with it) and one
-`tf.function` with an input signature, `serve(texts)`.
+`tf.function`, `serve(texts)`, saved for a batch of texts `[None]` and for
+one text `[]`, plus the `serving_default` signature (a batch).
 
 Which tokenizers load with plain TensorFlow: `VocabularyTokenizer`,
 `BytePairTokenizer` and `SentencePieceTokenizer` for BPE models without
@@ -42,6 +43,9 @@ SERVED_BATCHINGS = ("longest", "max_length")
 # Written by `export_text_model`, read by `load_text_model`. `assets.extra`
 # is the SavedModel folder for files TensorFlow itself does not read.
 REQUIREMENTS_FILE = os.path.join("assets.extra", "tf_input.json")
+# What `serve` takes: a batch of texts, or one text.
+SERVED_TEXTS = tf.TensorSpec([None], tf.string, name="texts")
+SERVED_TEXT = tf.TensorSpec([], tf.string, name="texts")
 
 
 def _model_inputs(model):
@@ -97,12 +101,28 @@ class _TextModel(tf.Module):
         """`[N]` strings -> the dict of padded `[N, S]` features."""
         return self._rows.serve(texts)
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None], tf.string, name="texts")]
-    )
-    def serve(self, texts):
+    def answer(self, texts):
+        """`[N]` strings -> the model's outputs for them."""
         features = self.features(texts)
         return self.model(self._pack(features), training=False)
+
+    @tf.function
+    def serve(self, texts):
+        # Traced twice by `export_text_model`, the two concrete functions
+        # of the SavedModel: a batch `[None]`, and one text `[]`, answered
+        # as a batch of one without its batch axis.
+        texts = tf.convert_to_tensor(texts)
+        if texts.dtype != tf.string or texts.shape.rank not in (0, 1):
+            raise ValueError(
+                "`texts` must be a batch of strings, shape [N] (or one "
+                "string, shape []). Received: texts with dtype "
+                f"{texts.dtype.name} and shape {texts.shape}. Reshape to "
+                "[N] first, e.g. `tf.reshape(texts, [-1])`."
+            )
+        if texts.shape.rank == 0:
+            outputs = self.answer(texts[None])
+            return tf.nest.map_structure(lambda tensor: tensor[0], outputs)
+        return self.answer(texts)
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="texts")]
@@ -200,7 +220,13 @@ def export_text_model(
 
     `serve(texts)` returns the model's outputs as they are; the
     `serving_default` signature returns a dict (`{"outputs": ...}` for a
-    single output). Every row holds at least one real token: an empty
+    single output). `serve` also takes one text, a scalar string, and
+    answers as for a batch of one without the batch axis:
+    `serve(tf.constant("a text"))` equals `serve(tf.constant(["a
+    text"]))[0]` (for each output); another shape is an error that names
+    the two it takes. The signature takes a batch only.
+
+    Every row holds at least one real token: an empty
     string gives a row of only the special tokens, or, without special
     tokens, one token (the tokenizer's end token, else its unknown token,
     else its padding id, else 0) marked real in `padding_mask`, so that no
@@ -277,7 +303,8 @@ def export_text_model(
         batching=batching,
         specials=add_special_tokens,
     )
-    concrete = module.serve.get_concrete_function()
+    concrete = module.serve.get_concrete_function(SERVED_TEXTS)
+    module.serve.get_concrete_function(SERVED_TEXT)
     signature = module.serving_default.get_concrete_function()
     path = os.fspath(path)
     tf.saved_model.save(module, path, signatures={"serving_default": signature})

@@ -5,6 +5,9 @@ They must give exactly what the same call gives inside a graph, honour
 batch without a graph call.
 """
 
+import json
+import logging
+
 import pytest
 import tensorflow as tf
 
@@ -14,6 +17,7 @@ from tf_input import BytePairTokenizer
 from tf_input import SentencePieceTokenizer
 from tf_input import VocabularyTokenizer
 from tf_input import WordPieceTokenizer
+from tf_input import load_tokenizer
 
 LINES = ["The cat sat.", "", "  héllo\tworld  ", "日本語 123 456"]
 
@@ -131,3 +135,57 @@ def test_empty_batch(make):
     tokenizer._eager = type(tokenizer._eager)()
     tokenizer([])
     assert not tokenizer._eager._graphs
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def _tiny_tokenizer_json(path, letters):
+    """A byte-level BPE `tokenizer.json` of its own vocabulary."""
+    a, b = letters
+    vocab = {a: 0, b: 1, a + b: 2}
+    path.write_text(
+        json.dumps(
+            {
+                "model": {"type": "BPE", "vocab": vocab, "merges": [[a, b]]},
+                "pre_tokenizer": {
+                    "type": "ByteLevel",
+                    "add_prefix_space": False,
+                },
+                "decoder": {"type": "ByteLevel"},
+            }
+        )
+    )
+    return path
+
+
+def test_five_tokenizers_called_eagerly_trace_no_warning(tmp_path):
+    # TensorFlow counts the traces of a `tf.function` by its Python code:
+    # one function per tokenizer, of the same code, warned "5 out of the
+    # last 5 calls ... triggered tf.function retracing" at the fifth.
+    handler = _Records()
+    logger = logging.getLogger("tensorflow")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        for i, letters in enumerate(["ab", "cd", "ef", "gh", "ij", "kl"]):
+            path = _tiny_tokenizer_json(tmp_path / f"{i}.json", letters)
+            tokenizer = load_tokenizer(path)
+            text = letters + letters[0]
+            assert tokenizer([text]).to_list() == [[2, 0]]
+            assert tokenizer(text).numpy().tolist() == [2, 0]
+            assert tokenizer.detokenize([[2, 0]]).numpy().tolist() == [
+                text.encode()
+            ]
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    retracing = [m for m in handler.messages if "retracing" in m]
+    assert not retracing

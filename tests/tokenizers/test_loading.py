@@ -102,7 +102,9 @@ def ours(name, **kwargs):
                 **kwargs,
             )
         else:
-            _CACHE[key] = load_tokenizer(LLM / name, **kwargs)
+            _CACHE[key] = load_tokenizer(
+                LLM / name / "tokenizer.json", **kwargs
+            )
     return _CACHE[key]
 
 
@@ -572,6 +574,23 @@ def test_every_form_of_path(tmp_path):
 def test_folders_with_several_or_no_tokenizers(tmp_path):
     with pytest.raises(ValueError, match="several tokenizer files"):
         load_tokenizer(data_path("bert"))
+    # Files of different kinds are listed too, never one picked silently:
+    # a tokenizer.json beside the rank file or the SentencePiece model.
+    listed = {
+        "cl100k": r"tokenizer\.json \(Hugging Face tokenizer\.json\), "
+        r"cl100k_base\.tiktoken \(tiktoken rank file\)",
+        "mistral_v1": r"tokenizer\.json \(Hugging Face tokenizer\.json\), "
+        r"tokenizer\.model \(SentencePiece model\)",
+    }
+    for name, files in listed.items():
+        with pytest.raises(ValueError, match=files + r"\. Pass the path"):
+            load_tokenizer(LLM / name)
+    mixed = tmp_path / "mixed"
+    _small_tokenizer_json(mixed)
+    (mixed / "vocab.txt").write_text("[UNK]\nthe\n")
+    with pytest.raises(ValueError, match=r"tokenizer\.json .*, vocab\.txt"):
+        load_tokenizer(mixed)
+    assert isinstance(load_tokenizer(mixed / "vocab.txt"), WordPieceTokenizer)
     with pytest.raises(FileNotFoundError, match="No tokenizer file"):
         load_tokenizer(tmp_path)
     with pytest.raises(FileNotFoundError, match="not found"):
@@ -888,19 +907,23 @@ def test_bad_arguments():
 
 
 # --- Command line ----------------------------------------------------------
-def test_command_line_takes_folders_with_several_tokenizers(capsys):
+def test_command_line_lists_folders_with_several_tokenizers(capsys):
     from tf_input import cli
 
-    bert = str(data_path("bert"))  # two vocab.txt files: the first is used
-    assert cli.main(["tokenize", "--vocab", bert, "I love it."]) == 0
-    out = capsys.readouterr()
-    assert (
-        "tokens" in out.out and "using bert-base-chinese-vocab.txt" in out.err
-    )
-    assert cli.main(["trace", "--vocab", bert, "I love it."]) == 0
-    spm = str(data_path("sentencepiece"))  # four .model files
-    assert cli.main(["tokenize", "--vocab", spm, "I love it."]) == 0
-    out = capsys.readouterr()
-    assert (
-        "tokens" in out.out and "using albert-base-v2-spiece.model" in out.err
-    )
+    # Two vocab.txt files; five SentencePiece files (.model and a .json):
+    # an error that lists them, never the first one picked.
+    folders = {
+        "bert": ["bert-base-chinese-vocab.txt", "bert-base-uncased-vocab.txt"],
+        "sentencepiece": [
+            "mistral-7b-v0.3-tokenizer.json",
+            "albert-base-v2-spiece.model",
+            "sp-test-ja.model",
+        ],
+    }
+    for name, files in folders.items():
+        folder = str(data_path(name))
+        for command in ("tokenize", "trace"):
+            assert cli.main([command, "--vocab", folder, "I love it."]) == 2
+            out = capsys.readouterr()
+            assert not out.out and "several tokenizer files" in out.err
+            assert all(f in out.err for f in files)

@@ -238,7 +238,8 @@ def _add_lengths_parser(commands):
     lengths.add_argument(
         "files", nargs="+", help="text files, one example a line"
     )
-    add_tokenizer_arguments(lengths)
+    # `--special-tokens` is the removed option below: no rank files here.
+    add_tokenizer_arguments(lengths, rank_files=False)
     lengths.add_argument(
         "--batch-size", type=positive_int, default=32, help="rows per batch"
     )

@@ -37,24 +37,44 @@ class Untracked:
     defines) and large Python data (vocabularies of 50k entries)."""
 
 
+class TracedOnce:
+    """`function` traced once, on first use, for `specs`, and called as
+    that concrete function from then on (eagerly or inside another graph).
+
+    A concrete function is called directly, not through a `tf.function`:
+    TensorFlow counts the traces of a `tf.function` by its Python code,
+    not by instance, so a process that builds five tokenizers (each with
+    its own function of the same code) and calls each eagerly would be
+    told "5 out of the last 5 calls ... triggered tf.function retracing";
+    and a direct call also skips the argument matching of every call.
+    `autograph=False`: the graph code uses `tf.cond` / `tf.while_loop`
+    itself, and converting it would only slow down tracing.
+    """
+
+    def __init__(self, function, *specs):
+        self._function = function
+        self._specs = specs
+        self._concrete = None
+
+    def __call__(self, *args):
+        if self._concrete is None:
+            self._concrete = tf.function(
+                self._function, autograph=False
+            ).get_concrete_function(*self._specs)
+        return self._concrete(*args)
+
+
 def traced_graphs(tokenize_graph, detokenize_graph):
     """The `_tokenize_batch` / `_detokenize_batch` graphs of a tokenizer,
     each traced once (`[N]` strings -> int32 `[N, None]`; those ids ->
-    `[N]` strings), as the `tokenize` and `detokenize` of an `Untracked`.
-    `autograph=False`: the graph code uses `tf.cond` / `tf.while_loop`
-    itself, and converting it would only slow down tracing."""
+    `[N]` strings), as the `tokenize` and `detokenize` of an `Untracked`."""
     graphs = Untracked()
-    graphs.tokenize = tf.function(
-        tokenize_graph,
-        input_signature=[tf.TensorSpec([None], tf.string)],
-        autograph=False,
+    graphs.tokenize = TracedOnce(
+        tokenize_graph, tf.TensorSpec([None], tf.string)
     )
-    graphs.detokenize = tf.function(
+    graphs.detokenize = TracedOnce(
         detokenize_graph,
-        input_signature=[
-            tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64)
-        ],
-        autograph=False,
+        tf.RaggedTensorSpec([None, None], tf.int32, 1, tf.int64),
     )
     return graphs
 
@@ -103,11 +123,7 @@ class _EagerPath:
                     lambda: tokenizer._special_rows(tf.size(batch), flag),
                 )
 
-            graph = tf.function(
-                tokenize,
-                input_signature=[tf.TensorSpec([None], tf.string)],
-                autograph=False,
-            )
+            graph = TracedOnce(tokenize, tf.TensorSpec([None], tf.string))
             self._graphs[flag] = graph
         return graph(batch)
 
@@ -221,6 +237,17 @@ class Tokenizer(keras.layers.Layer):
         # Keras takes only tensors positionally; accept str and lists too.
         if isinstance(inputs, (str, bytes, list, tuple)):
             inputs = tf.convert_to_tensor(inputs, tf.string)
+        if (
+            not args
+            and not kwargs
+            and tf.executing_eagerly()
+            and isinstance(inputs, tf.Tensor)
+            and inputs.dtype == tf.string
+            and inputs.shape.as_list() == [0]
+        ):
+            # The empty request: its answer is a constant, without the
+            # Python of Keras's `__call__` (~0.3 ms, the whole cost).
+            return self.tokenize(inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):

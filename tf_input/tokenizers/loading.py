@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import sys
 import warnings
 
 from tf_input._validation import check_bool
@@ -54,6 +53,14 @@ _FOLDER_ORDER = (
     ("*vocab.txt", "vocab.txt"),
 )
 _UNSET = object()
+# How an error names each kind.
+_KIND_NAMES = {
+    "tokenizer.json": "Hugging Face tokenizer.json",
+    "vocab.json": "byte-level BPE vocab.json",
+    "vocab.txt": "WordPiece vocab.txt",
+    "tiktoken": "tiktoken rank file",
+    "sentencepiece": "SentencePiece model",
+}
 
 
 def load_tokenizer(
@@ -196,10 +203,14 @@ def _find(path):
                 "*.model and *.tiktoken."
             )
         if len(candidates) > 1:
-            names = ", ".join(c.name for c, _ in candidates)
+            names = ", ".join(
+                f"{c.name} ({_KIND_NAMES[kind]})" for c, kind in candidates
+            )
             raise ValueError(
-                f"Folder {str(path)!r} holds several tokenizer files "
-                f"({names}). Pass the path of the one to load."
+                f"Folder {str(path)!r} holds several tokenizer files: "
+                f"{names}. Pass the path of the one to load (a "
+                "tokenizer.json describes the whole tokenizer: its "
+                "normalizer, pre-tokenizer and special tokens)."
             )
         return candidates[0]
     if not path.exists():
@@ -208,16 +219,17 @@ def _find(path):
 
 
 def find_tokenizer_files(folder):
-    """`[(path, kind)]`: the tokenizer files in `folder`, most specific
-    kind first (`tokenizer.json`, `vocab.json`, `vocab.txt`, `.model`,
-    `.tiktoken`); the first group that matches anything."""
+    """`[(path, kind)]`: every tokenizer file in `folder` (not in its
+    subfolders), most specific kind first (`tokenizer.json`,
+    `vocab.json`, `vocab.txt`, `.model` / `.tiktoken`)."""
     folder = pathlib.Path(folder)
+    found = []
     for glob, _ in _FOLDER_ORDER:
-        found = sorted(p for p in folder.glob(glob) if p.is_file())
-        if found:
-            with reading():
-                return [(p, _kind_of(p)) for p in found]
-    return []
+        for path in sorted(p for p in folder.glob(glob) if p.is_file()):
+            if path not in found:
+                found.append(path)
+    with reading():
+        return [(path, _kind_of(path)) for path in found]
 
 
 def _kind_of(path):
@@ -328,35 +340,24 @@ _LOADERS = {
 }
 
 
-def load_for_command_line(vocab, merges=None, cased=False):
+def load_for_command_line(
+    vocab, merges=None, cased=False, *, pattern=None, special_token_ids=None
+):
     """`load_tokenizer` for `tf-input tokenize / trace / plot lengths`.
 
-    `--merges` and `--cased` become the `merges` and `lowercase` options
-    (only when given, so that a `tokenizer.json` takes its own). A folder
-    holding several tokenizer files loads the first in
-    `find_tokenizer_files` order, and says so on stderr.
+    `--merges` and `--cased` become the `merges` and `lowercase` options,
+    `--pattern` and `--special-tokens` the `pattern` and
+    `special_token_ids` of a rank file (each only when given, so that a
+    `tokenizer.json` takes its own). A folder holding several tokenizer
+    files is an error that lists them, as in `load_tokenizer`.
     """
-    path = pathlib.Path(vocab)
     options = {}
     if merges:
         options["merges"] = merges
     if cased:
         options["lowercase"] = False
-    with reading():  # the folder's files are parsed once
-        if path.is_dir():
-            path = _first_in_folder(path)
-        return load_tokenizer(path, **options)
-
-
-def _first_in_folder(path):
-    found = find_tokenizer_files(path)
-    if len(found) > 1:
-        names = ", ".join(p.name for p, _ in found)
-        print(
-            f"tf-input: {str(path)!r} holds {len(found)} tokenizer files "
-            f"({names}); using {found[0][0].name}. Pass a file to choose "
-            "another.",
-            file=sys.stderr,
-        )
-        return found[0][0]
-    return path
+    if pattern is not None:
+        options["pattern"] = pattern
+    if special_token_ids:
+        options["special_token_ids"] = special_token_ids
+    return load_tokenizer(pathlib.Path(vocab), **options)

@@ -21,6 +21,8 @@ Face), or for a rank file the rank of the pair's concatenation
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 
@@ -79,8 +81,14 @@ class ByteLevelBPE(tf.Module):
         # (From bytes: the whole characters below need this result.)
         self.char_tables = None
         candidates = [i for i in range(num_tokens) if byte_level[i]]
+        # `left_whole` traces what it is given with `tf.function`, which
+        # counts traces by Python code: a bound method has the same code
+        # in every tokenizer (the fifth tokenizer built would log
+        # TensorFlow's retracing warning), a `partial` is its own key.
         whole = merge.left_whole(
-            self._merge_words, [token_bytes[i] for i in candidates], candidates
+            functools.partial(self._merge_words),
+            [token_bytes[i] for i in candidates],
+            candidates,
         )
         self._chunk_table = lookup_table(
             [token_bytes[i] for i in whole], whole, -1, key_dtype=tf.string
@@ -137,7 +145,7 @@ class ByteLevelBPE(tf.Module):
     def encode(self, words):
         """`[W]` byte-level words -> ragged `[W, None]` int32 ids."""
         values, splits = merge.lookup_or_merge(
-            words, self._word_table, self._merge_chunks
+            words, self._word_table, _if_any(self._merge_chunks)
         )
         return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
 
@@ -183,7 +191,7 @@ class ByteLevelBPE(tf.Module):
         chunk_len = tf.concat([chunk_at[1:], [num_bytes]], 0) - chunk_at
         chunks = tf.strings.substr(joined, chunk_at, chunk_len)
         values, chunk_splits = merge.lookup_or_merge(
-            chunks, self._chunk_table, self._merge_words
+            chunks, self._chunk_table, _if_any(self._merge_words)
         )
         first_chunk = tf.searchsorted(chunk_at, starts, out_type=tf.int64)
         word_splits = tf.gather(
@@ -246,6 +254,21 @@ class ByteLevelBPE(tf.Module):
             num_words,
         )
         return tok, tf.concat([[0], tf.cumsum(counts)], 0)
+
+
+def _if_any(merge_words):
+    """`merge_words` (`[M]` strings -> `(int32 ids, int64 row_splits)`),
+    skipped when `M` is 0: a request whose words are all whole tokens (a
+    short English sentence, mostly) runs no chunking and no merge loop."""
+
+    def merge_if_any(words):
+        return tf.cond(
+            tf.size(words) > 0,
+            lambda: merge_words(words),
+            lambda: (tf.zeros([0], tf.int32), tf.zeros([1], tf.int64)),
+        )
+
+    return merge_if_any
 
 
 def _edge_char(raw, last):
