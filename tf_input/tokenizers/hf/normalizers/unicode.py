@@ -26,6 +26,7 @@ import tensorflow as tf
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers import _unicode
+from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
@@ -106,11 +107,12 @@ class UnicodeNormalization:
         tables = _tables(form)
         self.tables = tables
         self.safe_pattern = f"{(~tables.unsafe).re2()}*"
-        self.pairs = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(tables.pair_keys), tf.constant(tables.pair_values)
-            ),
-            default_value=-1,
+        self.pairs = lookup_table(
+            tables.pair_keys,
+            tables.pair_values,
+            -1,
+            key_dtype=tf.int64,
+            value_dtype=tf.int32,
         )
 
     def __call__(self, texts):
