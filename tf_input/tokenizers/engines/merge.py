@@ -67,6 +67,8 @@ def merge_table(merge_ids, ranks, num_tokens):
 # Reach windows of up to 2 ** _MAX_LEVEL pairs; a pair whose junction
 # needs more is left to the chunk's best-pair rule.
 _MAX_LEVEL = 5
+# Chunks longer than this (symbols) take the loop with the windows.
+_LONG_CHUNK = 64
 
 
 class MergeWindows(tf.Module):
@@ -289,13 +291,51 @@ def merge_sequences(
     at the end. `windows`: None, or a `MergeWindows`: with `all_at_once`,
     a step also merges every pair that no merge can reach before it
     (see `MergeWindows`), so a long chunk takes about as many steps as a
-    short one.
+    short one. The windows cost ~30% more per step, so they are used
+    only when some chunk is longer than `_LONG_CHUNK` symbols (one
+    `tf.cond` around two loops; text of words never pays for them).
 
     Written for few graph nodes (see `engines/__init__.py`): no `tf.cond`
     in the body (the overlap and first-steps rules run on the picked
     positions only, every step), int64 tokens inside the loop, constant
     slice bounds.
     """
+    options = dict(
+        merge_table=merge_table,
+        num_tokens=num_tokens,
+        all_at_once=all_at_once,
+        tied_ranks=tied_ranks,
+        set_aside=set_aside,
+    )
+    if windows is None or not all_at_once:
+        return _merge_loop(tok, chunk_of, num_chunks, windows=None, **options)
+    longest = tf.reduce_max(
+        tf.math.unsorted_segment_sum(
+            tf.ones_like(chunk_of), chunk_of, num_chunks + 1
+        )
+    )
+    return tf.cond(
+        longest > _LONG_CHUNK,
+        lambda: _merge_loop(
+            tok, chunk_of, num_chunks, windows=windows, **options
+        ),
+        lambda: _merge_loop(tok, chunk_of, num_chunks, windows=None, **options),
+    )
+
+
+def _merge_loop(
+    tok,
+    chunk_of,
+    num_chunks,
+    *,
+    merge_table,
+    num_tokens,
+    all_at_once,
+    tied_ranks,
+    set_aside,
+    windows,
+):
+    """`merge_sequences`, with or without the windows."""
     num_tokens = tf.constant(num_tokens, tf.int64)
 
     def lookup(left, right):
