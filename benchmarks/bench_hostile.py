@@ -21,17 +21,26 @@ Inputs (size in UTF-8 bytes, at three sizes for the slope):
 * `emoji`: random emoji (200,000 = 0.8 MB);
 * `random bytes`: uniformly random bytes, invalid UTF-8 (1 MB);
 * `empty strings`: a batch of 10,000 empty strings; `empty batch`: a
-  batch of none (one size).
+  batch of none (one size);
+* `digits`: random decimal digits, one pre-token for GPT-2 (`\\p{N}+`),
+  and `letters`: random lowercase ASCII letters, one pre-token for every
+  BPE (10 KB, 100 KB, 1 MB: the long chunk that once took one merge-loop
+  step per distinct merge).
+
+BPE families (`bpe_tokenizers`): besides GPT-2, Qwen 3 and cl100k
+(byte-level, `tokenizer.json`) and Mistral v1 (SentencePiece-style
+`tokenizer.json`, `MetaspaceBytePairTokenizer`) against Hugging Face
+`tokenizers` on the same file.
 
 Ours is timed to its NumPy ids, the references to their Python lists
 (each library's native result). Each time is the median of `--repeats`
 calls (at least 51 for the empty
 cases; each tokenizer's graph is traced before, on other text). The
 ratio is ours / reference at the largest size; the slope is
-log(t_large / t_small) / log(4) between the smallest and largest size (1.0
-is linear, 2.0 quadratic). "same ids" says whether ours equals the
-reference (SentencePiece unigram differs on lines past ~25,000 tokens:
-see `tf_input/tokenizers/sentencepiece/`).
+log(t_large / t_small) / log(size_large / size_small) between the
+smallest and largest size (1.0 is linear, 2.0 quadratic). "same ids"
+says whether ours equals the reference (SentencePiece unigram differs
+on lines past ~25,000 tokens: see `tf_input/tokenizers/sentencepiece/`).
 
 Run: python benchmarks/bench_hostile.py [--repeats 3] [--quick]
 """
@@ -60,6 +69,7 @@ DATA = pathlib.Path(
 )
 MB = 1_000_000
 TARGET = 5.0
+LOWER = "abcdefghijklmnopqrstuvwxyz"
 
 
 def _fill(rng, pool, size):
@@ -91,6 +101,9 @@ def inputs(quick):
         top = int(top * scale)
         return [top // 4, top // 2, top]
 
+    def sizes_10x():
+        return [int(n * scale) for n in (10_000, 100_000, MB)]
+
     def long_line(size):
         text = corpus * (size // len(corpus) + 1)
         return text[:size]
@@ -107,6 +120,14 @@ def inputs(quick):
         "long line": (sizes(5 * MB), long_line),
         "emoji": (sizes(800_000), lambda n: _fill(rng, emoji, n)),
         "random bytes": (sizes(MB), random_bytes),
+        "digits": (
+            sizes_10x(),
+            lambda n: "".join(rng.choice("0123456789") for _ in range(n)),
+        ),
+        "letters": (
+            sizes_10x(),
+            lambda n: "".join(rng.choice(LOWER) for _ in range(n)),
+        ),
         "empty strings": ([10_000], lambda n: [""] * n),
         "empty batch": ([0], lambda n: []),
     }
@@ -154,6 +175,7 @@ def tokenizers_under_test():
             hf(hf_bpe),
         ),
     }
+    out.update(bpe_tokenizers(hf))
     for name, file in [
         ("SentencePiece unigram (sp-test-ja)", "sp-test-ja.model"),
         ("SentencePiece unigram (ALBERT)", "albert-base-v2-spiece.model"),
@@ -164,6 +186,24 @@ def tokenizers_under_test():
             tf_input.SentencePieceTokenizer(path),
             "sentencepiece",
             spm(path),
+        )
+    return out
+
+
+def bpe_tokenizers(hf):
+    """The other BPE families, each `tokenizer.json` against HF
+    `tokenizers` on the same file."""
+    out = {}
+    for name, folder in [
+        ("BPE (Qwen 3)", "qwen3"),
+        ("BPE (cl100k)", "cl100k"),
+        ("BPE metaspace (Mistral v1)", "mistral_v1"),
+    ]:
+        path = str(DATA / "llm" / folder / "tokenizer.json")
+        out[name] = (
+            tf_input.load_tokenizer(path, add_special_tokens=False),
+            "HF tokenizers",
+            hf(tokenizers.Tokenizer.from_file(path)),
         )
     return out
 
@@ -244,8 +284,9 @@ def main():
                 rows.append((size, a, b, as_lists(got) == want))
             size, a, b, same = rows[-1]
             if len(rows) > 1:
-                slope_a = math.log(a / rows[0][1]) / math.log(4)
-                slope_b = math.log(b / rows[0][2]) / math.log(4)
+                span = math.log(size / rows[0][0])
+                slope_a = math.log(a / rows[0][1]) / span
+                slope_b = math.log(b / rows[0][2]) / span
                 slopes = f"{slope_a:.2f} | {slope_b:.2f}"
             else:
                 slopes = "- | -"

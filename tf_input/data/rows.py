@@ -28,6 +28,7 @@ from tf_input.data.cutting import pair_rows
 from tf_input.data.cutting import select_rows
 from tf_input.data.cutting import stream_separator
 from tf_input.data.cutting import token_ids
+from tf_input.tokenizers._tables import lookup_table
 
 TASKS = ("lm", "seq2seq", "encode")
 # Modes whose rows are padded to `max_length` as soon as they are tokenized.
@@ -502,10 +503,10 @@ def _label_table(label_names):
     None without label names."""
     if not label_names:
         return None
-    return tf.lookup.StaticHashTable(
-        tf.lookup.KeyValueTensorInitializer(
-            tf.constant(list(label_names), tf.string),
-            tf.constant(list(label_names.values()), tf.int32),
-        ),
-        default_value=-1,
+    return lookup_table(
+        list(label_names),
+        list(label_names.values()),
+        -1,
+        key_dtype=tf.string,
+        value_dtype=tf.int32,
     )

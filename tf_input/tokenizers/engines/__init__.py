@@ -5,8 +5,10 @@ their files; none knows about Keras, configs or file formats:
 
 * `merge`: the BPE merge loop over token sequences (`merge_sequences`:
   the lowest-ranked adjacent pair first, leftmost on ties), the table of
-  merges it reads (`MergeTable`), and `lookup_or_merge` (pieces that are
-  one token come from a table, the distinct others are merged once);
+  merges it reads (`MergeTable`), `MergeWindows` (how far a merge can
+  reach: a long chunk merges in about as few steps as a word), and
+  `lookup_or_merge` (pieces that are one token come from a table, the
+  distinct others are merged once);
 * `byte_level_bpe`: byte-level BPE of words (GPT-2, Llama 3, tiktoken
   ranks): words cut into chunks that no merge joins, looked up or merged;
 * `whole_characters`: the proof and graph that let byte-level BPE start

@@ -76,6 +76,16 @@ class ByteLevelBPE(tf.Module):
             merge_ids, ranks, num_tokens
         )
         self._junction_tables(token_bytes, merge_ids)
+        # Long chunks (a digit run) merge in a few steps (see MergeWindows).
+        self._windows = None
+        if self.all_at_once:
+            self._windows = merge.MergeWindows(
+                merge_ids,
+                [raw[0] if raw else 0 for raw in token_bytes],
+                [raw[-1] if raw else 0 for raw in token_bytes],
+                [len(raw) for raw in token_bytes],
+                256,
+            )
         # Words that are one token: run BPE over every byte-level token and
         # keep those that come out whole (for GPT-2, all 50256 of them).
         # (From bytes: the whole characters below need this result.)
@@ -247,6 +257,7 @@ class ByteLevelBPE(tf.Module):
             merge_table=self.merge_table,
             num_tokens=self.num_tokens,
             all_at_once=self.all_at_once,
+            windows=self._windows,
         )
         counts = tf.math.unsorted_segment_sum(
             tf.ones_like(chunk_of, tf.int64),

@@ -114,6 +114,15 @@ class CharBPE(tf.Module):
         self._tied = None
         if tied_ranks is not None:
             self._tied = tf.constant(np.append(tied_ranks, False), tf.bool)
+        self._windows = None
+        if self.all_at_once:
+            self._windows = merge.MergeWindows(
+                merges,
+                [ord(p[0]) if p else 0 for p in pieces],
+                [ord(p[-1]) if p else 0 for p in pieces],
+                [len(p) for p in pieces],
+                _CODE_POINTS,
+            )
 
         def text(i):
             return (
@@ -316,6 +325,7 @@ class CharBPE(tf.Module):
             all_at_once=self.all_at_once,
             tied_ranks=self._tied,
             set_aside=True,
+            windows=self._windows,
         )
         counts = tf.math.unsorted_segment_sum(
             tf.ones_like(chunk_of, tf.int64), chunk_of, num_words

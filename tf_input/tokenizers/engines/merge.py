@@ -64,6 +64,137 @@ def merge_table(merge_ids, ranks, num_tokens):
     return table, merge_ids, ranks
 
 
+# Reach windows of up to 2 ** _MAX_LEVEL pairs; a pair whose junction
+# needs more is left to the chunk's best-pair rule.
+_MAX_LEVEL = 5
+# Chunks longer than this (symbols) take the loop with the windows.
+_LONG_CHUNK = 64
+
+
+class MergeWindows(tf.Module):
+    """How far back (and ahead) of a pair a merge can take its tokens.
+
+    Why: each step of `merge_sequences` merges a chunk's best pair; a long
+    chunk of many distinct pairs (1 MB of random digits is one GPT-2 word)
+    then takes one step per distinct merge, each over the whole chunk:
+    O(length x merges). A pair can be merged at once, anywhere, when no
+    merge that BPE makes before it can take one of its tokens. Such a
+    merge joins a token `Y` to the pair's left token (or the right token
+    to a `Z`), and is made before the pair only if its rank is lower; `Y`
+    is the left part of some merge whose junction (last symbol of the
+    left part, first of the right) is the pair's left junction, so `Y`
+    spans at most the longest such left part, in symbols; and `Y`'s
+    first merge joins two of today's tokens inside that span at a lower
+    rank than the pair (with merges that outrank their parts, every merge
+    made from a lower one ranks lower too). So a pair whose rank is at
+    most every rank within that reach on its left, and within the
+    longest right part of its right junction on its right, is merged in
+    this step (runs of one pair, `a a a`, only from where the run
+    starts). Reaches are rounded up to powers of two (levels), and
+    computed per step with `_MAX_LEVEL` doublings of a running minimum.
+
+    Args:
+        merge_ids: int64 `[n, 3]`, (left, right, merged) ids per merge.
+        first: int array, per id below `len(first)`: its first symbol
+            (byte, or code point), as a key below `num_symbols`.
+        last: int array, the same for its last symbol.
+        length: int array, per id: its length in symbols.
+        num_symbols: int, 256 for bytes, 0x110000 for code points.
+
+    Ids from `len(first)` on stand for the code point `id - len(first)`
+    (character-level BPE's characters without a piece).
+    """
+
+    def __init__(self, merge_ids, first, last, length, num_symbols):
+        super().__init__()
+        merge_ids = np.asarray(merge_ids, np.int64).reshape([-1, 3])
+        first, last, length = (
+            np.asarray(a, np.int64) for a in (first, last, length)
+        )
+        num_listed = len(first)
+
+        def edge(ids, listed):
+            inside = ids < num_listed
+            return np.where(
+                inside, listed[np.minimum(ids, num_listed - 1)],
+                ids - num_listed,
+            )  # fmt: skip
+
+        def size(ids):
+            return np.where(
+                ids < num_listed, length[np.minimum(ids, num_listed - 1)], 1
+            )
+
+        left, right = merge_ids[:, 0], merge_ids[:, 1]
+        keys, where = np.unique(
+            edge(left, last) * num_symbols + edge(right, first),
+            return_inverse=True,
+        )
+        reach = np.zeros([2, len(keys)], np.int64)
+        np.maximum.at(reach[0], where, size(left))
+        np.maximum.at(reach[1], where, size(right))
+        # ceil(log2(reach)), and _MAX_LEVEL + 1 for "too far".
+        levels = np.ceil(np.log2(np.maximum(reach, 1))).astype(np.int64)
+        levels = np.minimum(levels, _MAX_LEVEL + 1)
+        packed = levels[0] * 16 + levels[1]
+        self._num_listed = num_listed
+        self._num_symbols = num_symbols
+        self._first = tf.constant(first)
+        self._last = tf.constant(last)
+        self._dense = None
+        if num_symbols * num_symbols <= 1 << 16:
+            dense = np.zeros(num_symbols * num_symbols, np.int64)
+            dense[keys] = packed
+            self._dense = tf.constant(dense)
+        else:
+            self._table = lookup_table(keys, packed, 0, key_dtype=tf.int64)
+
+    def _edge(self, tok, listed):
+        if self._dense is not None:
+            return tf.gather(listed, tok)
+        num = tf.constant(self._num_listed, tf.int64)
+        return tf.where(
+            tok < num, tf.gather(listed, tf.minimum(tok, num - 1)), tok - num
+        )
+
+    def picks(self, tok, key):
+        """int64 `tok` `[T]`, `key` `[T - 1]` (per pair: its rank in the
+        high bits, all low bits set; `INF` for none) -> bool `[T - 1]`:
+        the pairs whose key is at most every key within their reach."""
+        junction = self._edge(tok[:-1], self._last) * self._num_symbols + (
+            self._edge(tok[1:], self._first)
+        )
+        if self._dense is not None:
+            packed = tf.gather(self._dense, junction)
+        else:
+            packed = self._table.lookup(junction)
+        # Pair i: the left reach of junction i - 1, the right one of i + 1.
+        left = previous(tf.bitwise.right_shift(packed, 4), 0)
+        right = tf.concat([tf.bitwise.bitwise_and(packed, 15)[1:], [0]], 0)
+        pad = 1 << _MAX_LEVEL
+        # Running minimums: level k at j is the min of key[j - pad ..
+        # j - pad + 2 ** k - 1] (INF beyond the ends).
+        level = tf.concat([tf.fill([pad], INF), key, tf.fill([pad], INF)], 0)
+        levels = [level]
+        for k in range(_MAX_LEVEL):
+            shift = 1 << k
+            level = tf.minimum(
+                level, tf.concat([level[shift:], tf.fill([shift], INF)], 0)
+            )
+            levels.append(level)
+        # One more level that no key passes: reaches beyond _MAX_LEVEL.
+        levels.append(tf.fill(tf.shape(level), tf.constant(-1, tf.int64)))
+        stacked = tf.concat(levels, 0)
+        width = tf.size(level, out_type=tf.int64)
+        at = tf.range(tf.size(key, out_type=tf.int64)) + pad
+        back = tf.bitwise.left_shift(
+            tf.ones_like(left), tf.minimum(left, _MAX_LEVEL)
+        )
+        left_min = tf.gather(stacked, left * width + at - back)
+        right_min = tf.gather(stacked, right * width + at + 1)
+        return (key <= left_min) & (key <= right_min)
+
+
 def left_whole(merge_words, texts, ids):
     """The ids among `ids` whose text BPE leaves as that one token.
 
@@ -137,6 +268,7 @@ def merge_sequences(
     all_at_once,
     tied_ranks=None,
     set_aside=False,
+    windows=None,
 ):
     """The BPE loop on token sequences: `tok` int32 `[T]`, `chunk_of`
     int32 `[T]` (non-decreasing chunk ids, `num_chunks` of them) ->
@@ -156,13 +288,54 @@ def merge_sequences(
     `set_aside`: the tokens of a chunk that has no pair left to merge
     leave the loop (each later step then works on the unfinished chunks
     only: most chunks finish in a few steps), and are put back in order
-    at the end.
+    at the end. `windows`: None, or a `MergeWindows`: with `all_at_once`,
+    a step also merges every pair that no merge can reach before it
+    (see `MergeWindows`), so a long chunk takes about as many steps as a
+    short one. The windows cost ~30% more per step, so they are used
+    only when some chunk is longer than `_LONG_CHUNK` symbols (one
+    `tf.cond` around two loops; text of words never pays for them).
 
     Written for few graph nodes (see `engines/__init__.py`): no `tf.cond`
     in the body (the overlap and first-steps rules run on the picked
     positions only, every step), int64 tokens inside the loop, constant
     slice bounds.
     """
+    options = dict(
+        merge_table=merge_table,
+        num_tokens=num_tokens,
+        all_at_once=all_at_once,
+        tied_ranks=tied_ranks,
+        set_aside=set_aside,
+    )
+    if windows is None or not all_at_once:
+        return _merge_loop(tok, chunk_of, num_chunks, windows=None, **options)
+    longest = tf.reduce_max(
+        tf.math.unsorted_segment_sum(
+            tf.ones_like(chunk_of), chunk_of, num_chunks + 1
+        )
+    )
+    return tf.cond(
+        longest > _LONG_CHUNK,
+        lambda: _merge_loop(
+            tok, chunk_of, num_chunks, windows=windows, **options
+        ),
+        lambda: _merge_loop(tok, chunk_of, num_chunks, windows=None, **options),
+    )
+
+
+def _merge_loop(
+    tok,
+    chunk_of,
+    num_chunks,
+    *,
+    merge_table,
+    num_tokens,
+    all_at_once,
+    tied_ranks,
+    set_aside,
+    windows,
+):
+    """`merge_sequences`, with or without the windows."""
     num_tokens = tf.constant(num_tokens, tf.int64)
 
     def lookup(left, right):
@@ -175,7 +348,13 @@ def merge_sequences(
             tf.equal(pair_chunk, chunk_of[1:]), lookup(tok[:-1], tok[1:]), INF
         )
         chunk_min = tf.math.unsorted_segment_min(best, pair_chunk, num_chunks)
-        at = _picks(best, chunk_min, pair_chunk, tied_ranks)
+        reached = None
+        if windows is not None and all_at_once:
+            # Ranks only (all low bits set): equal ranks compare equal.
+            reached = windows.picks(
+                tok, tf.bitwise.bitwise_or(best, 0xFFFFFFFF)
+            )
+        at = _picks(best, chunk_min, pair_chunk, tied_ranks, reached)
         if not all_at_once:
             at = _first_steps_only(at, tok, chunk_of, num_chunks, best, lookup)
         tok = tf.tensor_scatter_nd_update(
@@ -227,10 +406,11 @@ def merge_sequences(
     return tf.cast(tok, tf.int32), chunk_of
 
 
-def _picks(best, chunk_min, pair_chunk, tied_ranks):
+def _picks(best, chunk_min, pair_chunk, tied_ranks, reached=None):
     """The pair positions one step merges: those of each chunk's best
-    pair (or best rank), every other one in a run of adjacent picks, and
-    for a tied rank only the chunk's leftmost."""
+    pair (or best rank), and the `reached` ones (bool per pair, or None;
+    see `MergeWindows`), every other one in a run of adjacent picks of
+    one rank, and for a tied rank only the chunk's leftmost."""
     chunk_best = tf.gather(chunk_min, pair_chunk)
     rank = tf.bitwise.right_shift(best, 32)
     if tied_ranks is None:
@@ -238,16 +418,31 @@ def _picks(best, chunk_min, pair_chunk, tied_ranks):
     else:
         # The chunk's best rank, whichever piece it makes.
         pick = tf.equal(rank, tf.bitwise.right_shift(chunk_best, 32))
-    # From here on, the picked positions only (a few per chunk).
+    if reached is not None:
+        pick = pick | reached
+    # From here on, the picked positions only (a few per chunk, or the
+    # many that a long chunk's reaches allow).
     at = tf.reshape(tf.where(pick & (best != INF)), [-1])
     index = tf.range(tf.size(at, out_type=tf.int64))
-    # Runs of adjacent picks (`a a a`): every other one from the left.
-    # A run never crosses chunks, so a chunk's first pick starts one.
-    new_run = tf.not_equal(at, previous(at, -2) + 1)
+    # Runs of adjacent picks of one rank (`a a a`): every other one from
+    # the left. A run never crosses chunks.
+    rank_at = tf.gather(rank, at)
+    new_run = tf.not_equal(at, previous(at, -2) + 1) | tf.not_equal(
+        rank_at, previous(rank_at, -1)
+    )
     run_start = tf.gather(
         take(index, new_run), tf.cumsum(tf.cast(new_run, tf.int64)) - 1
     )
     keep = tf.equal((index - run_start) % 2, 0)
+    if reached is not None:
+        # ... and only from where the run starts: a run whose pair before
+        # has its rank is the end of a longer one, whose start decides.
+        first = tf.gather(at, run_start)
+        before = tf.gather(rank, tf.maximum(first - 1, 0))
+        keep = keep & (
+            tf.equal(first, 0)
+            | tf.not_equal(before, tf.gather(rank_at, run_start))
+        )
     if tied_ranks is not None:
         chunk = tf.gather(pair_chunk, at)
         first = tf.not_equal(chunk, previous(chunk, -1))

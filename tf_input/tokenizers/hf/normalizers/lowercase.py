@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
 
 _NEW_CAPITALS = (
@@ -35,12 +36,12 @@ class Lowercase:
         capitals = _new_capitals()
         keys = sorted(capitals)
         self.pattern = f"(?s).*{CodePoints((k, k) for k in keys).re2()}.*"
-        self.table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(keys, tf.int32),
-                tf.constant([capitals[k] for k in keys], tf.int32),
-            ),
-            default_value=-1,
+        self.table = lookup_table(
+            keys,
+            [capitals[k] for k in keys],
+            -1,
+            key_dtype=tf.int32,
+            value_dtype=tf.int32,
         )
 
     def __call__(self, texts):

@@ -140,11 +140,12 @@ class UnicodeNormalization:
                 value_dtype=tf.int32,
             )
             self.seconds = tf.constant(tables.seconds)
-        self.pairs = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(tables.pair_keys), tf.constant(tables.pair_values)
-            ),
-            default_value=-1,
+        self.pairs = lookup_table(
+            tables.pair_keys,
+            tables.pair_values,
+            -1,
+            key_dtype=tf.int64,
+            value_dtype=tf.int32,
         )
         # For the `tf.Module` that holds this normalization to track.
         self.lookup_tables = [
