@@ -43,7 +43,7 @@ def test_uses_core_ops_only_is_defined_by_every_class(cls):
             ),
             "<WordPieceTokenizer name='wp', vocabulary_size=5, "
             "special_tokens={'pad': 0, 'unk': 1, 'cls': 2, 'sep': 3}, "
-            "core_ops_only=False>",
+            "core_ops_only=True>",
         ),
         (
             lambda: BytePairTokenizer(
