@@ -12,7 +12,6 @@ from tf_input.tokenizers.sentencepiece._proto import _UNIGRAM
 from tf_input.tokenizers.sentencepiece._proto import _UNKNOWN
 from tf_input.tokenizers.sentencepiece._proto import _ProtoError
 from tf_input.tokenizers.sentencepiece._proto import _read_model
-from tf_input.tokenizers.sentencepiece._unigram_plan import _unigram_plan
 
 
 def _load_proto(proto):
@@ -76,6 +75,12 @@ def _parse_model(data, source):
         if not -1 <= value < size:
             raise problem(f"{name}={value} is outside [-1, {size})")
     if model.model_type == _UNIGRAM:
+        # TF Text's model converter checks the rules; imported here so that
+        # `import tf_input` does not import `tensorflow_text`.
+        from tf_input.tokenizers.sentencepiece._unigram_plan import (
+            _unigram_plan,
+        )
+
         try:
             _unigram_plan(data)
         except _ProtoError as error:
