@@ -7,12 +7,12 @@ variables, lookup tables and assets are saved with it) and one
 `tf.function`, `serve(texts)`, saved for a batch of texts `[None]` and for
 one text `[]`, plus the `serving_default` signature (a batch).
 
-Which tokenizers load with plain TensorFlow: `VocabularyTokenizer`,
-`BytePairTokenizer` and `SentencePieceTokenizer` for BPE models without
-normalization rules (Mistral, Llama 2) use core TensorFlow ops only, so
-`tf.saved_model.load(path)` works in a process that imports nothing but
-`tensorflow`. `WordPieceTokenizer` and the other `SentencePieceTokenizer`
-models (unigram; BPE with a precompiled charsmap) use `tensorflow_text`
+Which tokenizers load with plain TensorFlow: every tokenizer whose
+`uses_core_ops_only` is true (all of them, except a
+`SentencePieceTokenizer` running a unigram model on TF Text's ops, its
+default when `tensorflow_text` is installed, or a BPE model with a
+precompiled charsmap), so `tf.saved_model.load(path)` works in a process
+that imports nothing but `tensorflow`. The others hold `tensorflow_text`
 ops; TensorFlow checks every op when it loads the graph,
 so a process that has not run `import tensorflow_text` fails inside
 `tf.saved_model.load` with "Op type not registered", before any code of the
@@ -238,10 +238,10 @@ def export_text_model(
     can be moved: reloaded in a fresh process from another folder it
     returns exactly what the original returned.
 
-    Loading: a SavedModel with `VocabularyTokenizer` or `BytePairTokenizer`
+    Loading: a SavedModel whose tokenizer's `uses_core_ops_only` is true
     loads with `tf.saved_model.load(path)` in a process that imports only
-    `tensorflow`. With `WordPieceTokenizer` or `SentencePieceTokenizer` the
-    graph holds `tensorflow_text` ops: run `import tensorflow_text` before
+    `tensorflow`. Otherwise (a `SentencePieceTokenizer` on TF Text's ops)
+    the graph holds `tensorflow_text` ops: run `import tensorflow_text` before
     `tf.saved_model.load`, or use `tf_input.export.load_text_model(path)`,
     which does it (TensorFlow itself fails with "Op type not registered"
     otherwise, before any code of the SavedModel runs). The op types that
@@ -362,7 +362,9 @@ def load_text_model(path):
         f"of core TensorFlow (from its tokenizer, "
         f"{requirements.get('tokenizer', 'unknown')}): "
         f"{ops or 'see the error above'}. They come from `tensorflow_text`: "
-        "`pip install tensorflow-text` (the version matching TensorFlow "
-        f"{tf.__version__}) and `import tensorflow_text` before "
-        "`tf.saved_model.load`."
+        '`pip install "tf_input[text]"` (or `pip install tensorflow-text`, '
+        f"the version matching TensorFlow {tf.__version__}) and `import "
+        "tensorflow_text` before `tf.saved_model.load`. (Exported with "
+        "`SentencePieceTokenizer(..., tf_text_unigram=False)`, a unigram "
+        "model needs no TF Text.)"
     ) from problem

@@ -55,8 +55,11 @@ With `tf_text_unigram=False`, unigram models run on core TensorFlow ops
 only (`_core_normalizer`: the library's normalizer; `_lattice`: its
 float32 search; `_core_unigram`: words searched in float64 where their
 margins make the float32 path certain, else again in float32 from the
-line's exact score before them), with the same ids but slower; TF Text's
-ops, imported only then, stay the default.
+line's exact score before them), with the same ids but slower. TF Text
+is an optional dependency (`tf_input[text]`): its ops, imported only
+when they run, stay the default where it is installed
+(`tf_text_unigram=None`), and without it unigram models take the core
+route.
 
 Known limit: on a line whose best-path score passes 1e5 in magnitude
 (about 25,000 tokens) `sentencepiece` 0.2.3 re-centres its float32 scores,

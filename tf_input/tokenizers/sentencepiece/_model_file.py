@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from tf_input.tokenizers.hf.normalizers.precompiled import CharsmapError
+from tf_input.tokenizers.hf.normalizers.precompiled import read_charsmap
 from tf_input.tokenizers.sentencepiece._proto import _BPE
 from tf_input.tokenizers.sentencepiece._proto import _BYTE
 from tf_input.tokenizers.sentencepiece._proto import _MODEL_TYPES
@@ -74,16 +76,10 @@ def _parse_model(data, source):
         value = getattr(model, name)
         if not -1 <= value < size:
             raise problem(f"{name}={value} is outside [-1, {size})")
-    if model.model_type == _UNIGRAM:
-        # TF Text's model converter checks the rules; imported here so that
-        # `import tf_input` does not import `tensorflow_text`.
-        from tf_input.tokenizers.sentencepiece._unigram_plan import (
-            _unigram_plan,
-        )
-
+    if model.charsmap:
         try:
-            _unigram_plan(data)
-        except _ProtoError as error:
+            read_charsmap(model.charsmap)
+        except CharsmapError as error:
             reason = f"its normalization rules are corrupt ({error})"
             raise problem(reason) from None
     return model

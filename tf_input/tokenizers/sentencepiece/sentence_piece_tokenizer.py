@@ -1,8 +1,10 @@
 """`SentencePieceTokenizer`: the Keras layer for a SentencePiece `.model`.
 
 The layer reads and checks the model, picks its graph (`_unigram_graph`
-for unigram models; `_bpe` for BPE models, in core ops or on TF Text's
-op) and keeps the model as a Keras asset when saved.
+or `_core_unigram` for unigram models; `_bpe` for BPE models, in core ops
+or on TF Text's op) and keeps the model as a Keras asset when saved.
+TF Text is an optional dependency (`tf_input[text]`), imported only for
+the graphs that run its ops.
 """
 
 from __future__ import annotations
@@ -24,6 +26,24 @@ from tf_input.tokenizers.sentencepiece._decoding import _Decoder
 from tf_input.tokenizers.sentencepiece._model_file import _load_proto
 from tf_input.tokenizers.sentencepiece._model_file import _parse_model
 from tf_input.tokenizers.sentencepiece._proto import _BPE
+
+
+def _tf_text_installed():
+    try:
+        import tensorflow_text  # noqa: F401  (registers its ops)
+    except ImportError:
+        return False
+    return True
+
+
+def _require_tf_text(why):
+    if not _tf_text_installed():
+        raise ImportError(
+            f"SentencePieceTokenizer: {why}, and `tensorflow_text` is not "
+            'installed. Install it with `pip install "tf_input[text]"` (or '
+            "`pip install tensorflow-text`, the version matching TensorFlow "
+            f"{tf.__version__})."
+        )
 
 
 class _Traced:
@@ -65,7 +85,8 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
     Gives exactly the ids of `sentencepiece` 0.2.3's
     `SentencePieceProcessor(model_file=...).encode(...)` for unigram and BPE
     models (normalization rules, user-defined pieces, byte fallback), using
-    only TensorFlow and TF Text ops, so it runs in `tf.data.Dataset.map`,
+    only TensorFlow (and optionally TF Text) ops, so it runs in
+    `tf.data.Dataset.map`,
     `tf.function` and a SavedModel. Map it over batches of lines
     (`ds.batch(n).map(tokenizer)`), not over single lines. In a `.keras`
     file the model is an asset (`assets/sentencepiece.model`; the config
@@ -74,11 +95,12 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
     config may not make Keras read a file.) BPE models without
     normalization rules (Mistral, Llama 2) run on core TensorFlow ops
     only: a SavedModel holding one loads with a plain `import tensorflow`.
-    Unigram models (by default), and
-    BPE models with a precompiled charsmap, use TF Text ops: loading such a
-    SavedModel needs `import tensorflow_text` first; `uses_core_ops_only`
-    says which. `tf_text_unigram=False` runs a unigram model on core ops
-    only (same ids, slower; see `_core_unigram`).
+    Unigram models run on TF Text's fast op when `tensorflow_text` is
+    installed (`pip install "tf_input[text]"`), else on core ops only (the
+    same ids, slower; see `_core_unigram` and `tf_text_unigram`). BPE
+    models with a precompiled charsmap need TF Text's op. Loading a
+    SavedModel that holds TF Text ops needs `import tensorflow_text` first;
+    `uses_core_ops_only` says which.
 
     Invalid UTF-8 is handled as `sentencepiece` handles it: every byte that
     does not start a valid character becomes U+FFFD before normalization.
@@ -96,12 +118,15 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
             id after each sequence (each only if the model defines it, as
             `encode(..., add_bos=True, add_eos=True)` does). Defaults to
             `False`.
-        tf_text_unigram: bool. Run unigram models on TF Text's
-            SentencePiece ops (`True`), or on core TensorFlow ops only
-            (`False`: `uses_core_ops_only` is then true, and a SavedModel
-            loads with a plain `import tensorflow`; the same ids, but
-            20-100x slower today and much slower on very long lines, see
-            `docs/tokenizers.md`). Defaults to `True`.
+        tf_text_unigram: bool or None. Run unigram models on TF Text's
+            SentencePiece ops (`True`; an `ImportError` if `tensorflow_text`
+            is not installed), or on core TensorFlow ops only (`False`:
+            `uses_core_ops_only` is then true, and a SavedModel loads with
+            a plain `import tensorflow`; the same ids, but 10-100x slower
+            today and much slower on very long lines, see
+            `docs/tokenizers.md`). `None` (the default): TF Text's ops if
+            `tensorflow_text` can be imported, else core ops. BPE models
+            ignore it.
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     Call arguments:
@@ -141,13 +166,15 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         proto: str | os.PathLike | bytes,
         *,
         add_special_tokens: bool = False,
-        tf_text_unigram: bool = True,
+        tf_text_unigram: bool | None = None,
         **kwargs,
     ):
         super().__init__(add_special_tokens=add_special_tokens, **kwargs)
-        if not isinstance(tf_text_unigram, bool):
+        if tf_text_unigram is not None and not isinstance(
+            tf_text_unigram, bool
+        ):
             raise TypeError(
-                "`tf_text_unigram` must be a bool. Received: "
+                "`tf_text_unigram` must be a bool or None. Received: "
                 f"tf_text_unigram={tf_text_unigram!r} (of type "
                 f"{type(tf_text_unigram).__name__})."
             )
@@ -188,7 +215,7 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
                 )
             self._byte_ids = list(range(start, start + 256))
         try:
-            if model.model_type != _BPE and self.tf_text_unigram:
+            if model.model_type != _BPE and self._unigram_on_tf_text(source):
                 # TF Text's ops, imported only here (see the class doc).
                 from tf_input.tokenizers.sentencepiece import _unigram_graph
 
@@ -200,6 +227,11 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
             elif library_reason(model) is None:
                 self._engine = BpeGraph(model, self._byte_ids)
             else:
+                _require_tf_text(
+                    f"{source} is a BPE model with "
+                    f"{library_reason(model)}, which runs on TF Text's "
+                    "SentencePiece op"
+                )
                 from tf_input.tokenizers.sentencepiece._bpe import LibraryBpe
 
                 self._engine = LibraryBpe(data)
@@ -214,6 +246,17 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
                 f"SentencePieceTokenizer could not load {source}: "
                 f"{error.message}"
             ) from None
+
+    def _unigram_on_tf_text(self, source):
+        if self.tf_text_unigram is None:
+            return _tf_text_installed()
+        if self.tf_text_unigram:
+            _require_tf_text(
+                f"tf_text_unigram=True runs {source} on TF Text's ops (pass "
+                "tf_text_unigram=None or False to run it on core TensorFlow "
+                "ops: the same ids, slower)"
+            )
+        return self.tf_text_unigram
 
     # --- Tokenizer API -------------------------------------------------------
     @tf.autograph.experimental.do_not_convert
