@@ -122,6 +122,12 @@ def to_characters(texts, starts, ends, rows):
     keys = row_ids(splits) * _ROW + char_starts
     first = tf.gather(splits, rows)
     start = _char_at(keys, rows, starts)
+    # An empty span at the end of the text (a trimmed space) starts after
+    # the last character, not in it.
+    at_end = starts >= tf.gather(
+        tf.cast(tf.strings.length(texts), tf.int64), rows
+    )
+    start = tf.where(at_end, tf.gather(splits, rows + 1), start)
     end = tf.searchsorted(keys, rows * _ROW + ends, out_type=tf.int64)
     start = tf.maximum(start - first, 0)
     return start, tf.maximum(end - first, start)

@@ -54,7 +54,6 @@ from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers._byte_level import ALPHABET
 from tf_input.tokenizers._byte_level import rank_pairs
-from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._byte_level import token_to_bytes
 from tf_input.tokenizers._byte_pair_arguments import check_pretokenizer
 from tf_input.tokenizers._byte_pair_arguments import check_unsplittable
@@ -64,6 +63,7 @@ from tf_input.tokenizers._byte_pair_arguments import read_asset
 from tf_input.tokenizers._byte_pair_arguments import renamed_special_tokens
 from tf_input.tokenizers._byte_pair_arguments import role_ids
 from tf_input.tokenizers._byte_pair_arguments import token_tables
+from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._utf8 import to_valid_utf8
 from tf_input.tokenizers.base import Tokenizer
 from tf_input.tokenizers.base import TracedOnce
@@ -461,16 +461,10 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             whole, tf.gather(piece_ends - piece_starts, token_piece), ends
         )
         if self._pre.prefix_space:
-            # The prefix space (at -1) counts as part of the first
-            # character, as HF's `prepend` aligns it.
-            first = tf.cast(
-                tf.strings.length(
-                    tf.strings.substr(pieces, 0, 1, unit="UTF8_CHAR")
-                ),
-                tf.int64,
-            )
-            ends = tf.where(ends <= 0, tf.gather(first, token_piece), ends)
+            # The prefix space (at -1) is aligned with nothing: HF's
+            # `prepend` gives it `(0, 0)`.
             starts = tf.maximum(starts, 0)
+            ends = tf.maximum(ends, 0)
         # In the segment.
         starts += tf.gather(piece_starts, token_piece)
         ends += tf.gather(piece_starts, token_piece)
