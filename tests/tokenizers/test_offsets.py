@@ -470,6 +470,27 @@ def test_other_families_say_offsets_are_not_implemented():
         tokenizer.tokenize_with_offsets("a")
 
 
+def test_dropped_bytes_as_hf():
+    """A vocabulary without some byte symbols drops those bytes (HF, no
+    unknown token); HF then places tokens by the lengths of the tokens
+    before them alone, as if the dropped bytes were not there."""
+    vocab = {"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġab": 5, "abc": 6}
+    vocab["<|endoftext|>"] = 7
+    merges = ["a b", "Ġ ab", "ab c"]
+    tokenizer = BytePairTokenizer(vocab, merges)
+    hf = hf_tokenizers.Tokenizer(
+        hf_tokenizers.models.BPE(
+            vocab=vocab, merges=[tuple(m.split()) for m in merges]
+        )
+    )
+    hf.pre_tokenizer = hf_tokenizers.pre_tokenizers.ByteLevel(
+        add_prefix_space=False
+    )
+    hf.add_special_tokens(["<|endoftext|>"])
+    lines = ["abc abc", "é ab", "xabx ab<|endoftext|>zz c", "ééa", "ḍab"]
+    assert our_rows(tokenizer, lines) == encodings(hf, lines)
+
+
 def test_empty_batch():
     ids, starts, ends = ours("gpt2").tokenize_with_offsets(
         tf.constant([], tf.string)

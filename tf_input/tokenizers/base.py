@@ -357,9 +357,14 @@ class Tokenizer(keras.layers.Layer):
         ...     "abc abc", return_word_ids=True)
         >>> ids.numpy(), starts.numpy(), ends.numpy(), words.numpy()
         (array([6, 5, 2], dtype=int32), array([0, 3, 6]), array([3, 6, 7]), array([0, 1, 1]))
-        >>> _, starts, ends = tokenizer.tokenize_with_offsets(["é ab"], unit="char")
-        >>> starts, ends
-        (<tf.RaggedTensor [[0, 1]]>, <tf.RaggedTensor [[1, 4]]>)
+        >>> _, starts, ends = tokenizer.tokenize_with_offsets(
+        ...     ["ab", "€ ab"], unit="char")
+        >>> starts.to_list(), ends.to_list()
+        ([[0], [1]], [[2], [4]])
+
+        (The toy vocabulary has no symbol for the bytes of "€", which are
+        dropped, as HF does without an unknown token; " ab" is at
+        characters 1 to 4 of "€ ab", 3 to 6 of its bytes.)
         """  # noqa: E501
         self._check_ready()
         if unit not in OFFSET_UNITS:
@@ -429,16 +434,17 @@ class Tokenizer(keras.layers.Layer):
         many `fill` values, for offsets and word indices)."""
 
         def constant_rows(values):
-            if fill is not None:
-                values = [fill] * len(values)
             row = tf.constant(values, ids.dtype)[None]
             return tf.RaggedTensor.from_tensor(tf.tile(row, [ids.nrows(), 1]))
 
+        start, end = self._start_ids, self._end_ids
+        if fill is not None:
+            start, end = [fill] * len(start), [fill] * len(end)
         parts = [ids]
-        if self._start_ids:
-            parts.insert(0, constant_rows(self._start_ids))
-        if self._end_ids:
-            parts.append(constant_rows(self._end_ids))
+        if start:
+            parts.insert(0, constant_rows(start))
+        if end:
+            parts.append(constant_rows(end))
         return tf.concat(parts, axis=1)
 
     def detokenize(self, ids, skip_special_tokens: bool = False) -> tf.Tensor:

@@ -32,6 +32,14 @@ anywhere TensorFlow does. The steps, and why they look the way they do
    the merge loop over the distinct rest, started from whole characters
    where a proof allows it).
 
+`tokenize_with_offsets` runs the same steps, keeping track of where
+each piece of text came from: a token's span is the lengths of the
+tokens before it in its word, plus its word's start in its piece (from
+the split passes), its piece's in its segment, that segment's in the
+line. Where the normalizer or the UTF-8 repair rewrote characters, spans
+go back through the alignments Hugging Face gives them (`_offsets`);
+those steps run only for batches that such a rewrite touched.
+
 keras-hub's `BytePairTokenizer` is several times slower (see
 benchmarks/README.md) mostly because each merge step joins and hashes
 strings, for every word and every copy of a word in the batch, and its
@@ -103,6 +111,13 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
     all 256. `detokenize` is HF's `decode(ids, skip_special_tokens=False)`
     (special tokens kept, unless `skip_special_tokens=True`); bytes that do
     not form UTF-8 (a cut inside a character) become U+FFFD, like HF.
+
+    `tokenize_with_offsets` also gives each token's span, in bytes or in
+    characters, and its word index: the characters and word indices are
+    HF's `encoding.offsets` and `encoding.word_ids` (checked on every
+    line of the shared corpora for GPT-2, Qwen 3, o200k, cl100k and
+    DeepSeek V4), through normalizers NFC, NFD, NFKC and NFKD (others
+    raise `NotImplementedError` there), added tokens and `trim_offsets`.
 
     The layer holds no mutable state, so a parallel `Dataset.map` is safe.
     Its cost is a fixed number of vectorised passes per batch plus one loop
@@ -415,11 +430,6 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         )
 
     def _tokenize_with_offsets_batch(self, texts):
-        if self._engine.missing_bytes:
-            raise NotImplementedError(
-                f"{type(self).__name__}: offsets need a vocabulary with all "
-                "256 byte symbols (this one drops some bytes)."
-            )
         self._normalizer.check_alignments(type(self).__name__)
         return self._graphs.offsets(texts)
 
@@ -451,9 +461,10 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         lengths = tf.gather(self._token_lengths, ids.values)
         token_word = row_ids(ids.row_splits)
         token_piece = tf.gather(row_ids(words.row_splits), token_word)
-        starts = tf.gather(word_starts, token_word) + _offsets.starts_in_rows(
-            lengths, ids.row_splits
-        )
+        # (Bytes without a symbol, dropped, are not counted: HF's BPE
+        # places tokens by the lengths of the tokens before them alone.)
+        within = _offsets.starts_in_rows(lengths, ids.row_splits)
+        starts = tf.gather(word_starts, token_word) + within
         ends = starts + lengths
         whole = tf.gather(is_token, token_piece)
         starts = tf.where(whole, tf.zeros_like(starts), starts)
