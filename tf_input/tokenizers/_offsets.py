@@ -16,6 +16,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._utf8 import VALID_UTF8
 
 # Positions of different rows are compared as `row * _ROW + position`:
 # rows longer than 2**32 bytes do not occur (a tf.string is < 2**31).
@@ -118,6 +119,44 @@ def to_characters(texts, starts, ends, rows):
     emoji). Invalid UTF-8 counts as `bytes.decode("utf-8", "replace")`
     counts it: one character per replaced subsequence.
     """
+    valid = tf.strings.regex_full_match(texts, VALID_UTF8)
+    return tf.cond(
+        tf.reduce_all(valid),
+        lambda: _valid_to_characters(texts, starts, ends, rows),
+        lambda: _decoded_to_characters(texts, starts, ends, rows),
+    )
+
+
+def _valid_to_characters(texts, starts, ends, rows):
+    """`to_characters` for valid UTF-8: a character starts at every byte
+    that is not a continuation byte (`10xxxxxx`), so counting those bytes
+    is enough, with no decoding."""
+    lengths = tf.cast(tf.strings.length(texts), tf.int64)
+    row_starts = tf.cumsum(lengths, exclusive=True)
+    raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
+    leads = tf.cast(tf.bitwise.bitwise_and(raw, 0xC0) != 0x80, tf.int64)
+    before = tf.concat([[0], tf.cumsum(leads)], 0)  # leads before each byte
+    first = tf.gather(row_starts, rows)
+    base = tf.gather(before, first)
+    # The character holding byte `start` (or the end, for a span there).
+    at_end = starts >= tf.gather(lengths, rows)
+    start = tf.where(
+        at_end,
+        tf.gather(before, first + tf.gather(lengths, rows)),
+        tf.gather(
+            before,
+            tf.minimum(
+                first + starts + 1, tf.size(before, out_type=tf.int64) - 1
+            ),
+        )
+        - 1,
+    )
+    end = tf.gather(before, first + ends) - base
+    start = tf.maximum(start - base, 0)
+    return start, tf.maximum(end, start)
+
+
+def _decoded_to_characters(texts, starts, ends, rows):
     char_starts, _, splits = char_spans(texts)
     keys = row_ids(splits) * _ROW + char_starts
     first = tf.gather(splits, rows)
