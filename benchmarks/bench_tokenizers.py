@@ -15,6 +15,12 @@ lines go through:
   cl100k, o200k and Qwen 3 also tiktoken's `encode_ordinary_batch` (Rust,
   multi-threaded), with Qwen's vocabulary as tiktoken ranks.
 
+`--offsets` instead compares, for GPT-2 (`vocab.json` + `merges.txt`)
+and Qwen 3 (`tokenizer.json`) on WikiText, the steady-state throughput
+of `tokenize_with_offsets` (byte and character units, with word ids)
+with that of `tokenize`, in the same `tf.data` pipeline, and counts the
+lines whose ids, character offsets and word ids equal HF's.
+
 `--construction` instead times `load_tokenizer` for o200k (its
 `tokenizer.json` and its `.tiktoken` file) and the SentencePiece files
 (Mistral v0.3 / v1 `.model`, Mistral v1 `tokenizer.json`, ALBERT, and a
@@ -146,6 +152,102 @@ def steady_runner(tokenizer, lines, batches=24):
         return done / (time.perf_counter() - start)
 
     return run
+
+
+def steady_map_runner(function, lines, batches=24):
+    """`steady_runner` for any map function whose first output is the
+    ragged ids."""
+    repeats = max(1, -(-batches * BATCH // len(lines)))
+    ds = tf.data.Dataset.from_tensor_slices(lines).repeat(repeats)
+    ds = ds.batch(BATCH).map(function, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+
+    def run():
+        iterator = iter(ds)
+        next(iterator)
+        done = 0
+        start = time.perf_counter()
+        for out in iterator:
+            done += int(out[0].nrows())
+        return done / (time.perf_counter() - start)
+
+    return run
+
+
+def measure_offsets(repeats, limit, selected=None):
+    """`tokenize_with_offsets` against `tokenize`, steady state, WikiText."""
+    lines = corpora(limit)["wikitext"]
+    llm = DATA / "llm"
+    builds = {
+        "GPT-2 (vocab.json + merges.txt)": lambda: (
+            ours.BytePairTokenizer.from_files(
+                DATA / "gpt2/vocab.json", DATA / "gpt2/merges.txt"
+            ),
+            tokenizers.ByteLevelBPETokenizer(
+                str(DATA / "gpt2/vocab.json"), str(DATA / "gpt2/merges.txt")
+            ),
+        ),
+        "tokenizer.json (Qwen 3)": lambda: (
+            ours.load_tokenizer(llm / "qwen3/tokenizer.json"),
+            tokenizers.Tokenizer.from_file(str(llm / "qwen3/tokenizer.json")),
+        ),
+    }
+    print("| tokenizer | corpus | lines | tokenize lines/s | offsets (byte) "
+          "lines/s | ratio | offsets (char) lines/s | ratio | offsets parity "
+          "with HF |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, build in builds.items():
+        if selected and not any(x in name for x in selected):
+            continue
+        tokenizer, hf = build()
+        runners = {
+            "tokenize": steady_map_runner(lambda t: (tokenizer(t),), lines),
+            "byte": steady_map_runner(
+                lambda t: tokenizer.tokenize_with_offsets(
+                    t, return_word_ids=True
+                ),
+                lines,
+            ),
+            "char": steady_map_runner(
+                lambda t: tokenizer.tokenize_with_offsets(
+                    t, unit="char", return_word_ids=True
+                ),
+                lines,
+            ),
+        }
+        speed = {k: [] for k in runners}
+        for run in runners.values():
+            run()  # warm-up
+        for _ in range(repeats):
+            for key, run in runners.items():
+                speed[key].append(run())
+        speed = {k: statistics.median(v) for k, v in speed.items()}
+        same = 0
+        for start in range(0, len(lines), BATCH):
+            batch = lines[start : start + BATCH]
+            ids, starts, ends, words = tokenizer.tokenize_with_offsets(
+                tf.constant(batch), unit="char", return_word_ids=True
+            )
+            for e, i, s, t, w in zip(
+                hf.encode_batch(batch, add_special_tokens=False),
+                ids.to_list(),
+                starts.to_list(),
+                ends.to_list(),
+                words.to_list(),
+            ):
+                same += (
+                    e.ids == i
+                    and [list(o) for o in e.offsets]
+                    == [[a, b] for a, b in zip(s, t)]
+                    and [-1 if x is None else x for x in e.word_ids] == w
+                )
+        print(
+            f"| {name} | wikitext | {len(lines)} | {speed['tokenize']:,.0f} "
+            f"| {speed['byte']:,.0f} | {speed['byte'] / speed['tokenize']:.2f} "
+            f"| {speed['char']:,.0f} | {speed['char'] / speed['tokenize']:.2f} "
+            f"| {same}/{len(lines)} |",
+            flush=True,
+        )
 
 
 def python_runner(encode_batch, lines):
@@ -454,6 +556,11 @@ def main(argv=None):
         action="store_true",
         help="time load_tokenizer instead (fresh processes)",
     )
+    parser.add_argument(
+        "--offsets",
+        action="store_true",
+        help="compare tokenize_with_offsets with tokenize instead",
+    )
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument(
         "--no-grappler",
@@ -470,6 +577,9 @@ def main(argv=None):
         sys.exit(f"Shared data not found at {DATA}: set TF_INPUT_SHARED_DATA.")
     if args.construction:
         measure_construction(args.repeats, args.families)
+        return
+    if args.offsets:
+        measure_offsets(args.repeats, args.lines, args.families)
         return
 
     print(

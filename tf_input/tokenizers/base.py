@@ -12,10 +12,16 @@ SavedModel:
 * `id_to_token`, `token_to_id`, `vocabulary_size()`, `get_vocabulary()` and
   `special_tokens` (name -> id) are plain Python, for inspection.
 
+* `tokenize_with_offsets(text)`: the ids and where each token is in the
+  text (its span, in bytes or in characters), and optionally the index
+  of the word each token came from.
+
 Subclasses implement `_tokenize_batch` (`[N]` strings -> ragged ids, no
 special tokens), `_detokenize_batch` (ragged ids -> `[N]` strings),
 `get_vocabulary`, `special_tokens`, and set `_start_ids` / `_end_ids`, the
-ids that `add_special_tokens=True` puts around each sequence.
+ids that `add_special_tokens=True` puts around each sequence. Those with
+offsets implement `_tokenize_with_offsets_batch` (`[N]` strings -> ragged
+ids, byte starts, byte ends and word indices, no special tokens).
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ import tensorflow as tf
 from tf_input._validation import check_bool
 from tf_input._validation import check_type
 from tf_input._validation import checked_indices
+from tf_input.tokenizers import _offsets
+
+OFFSET_UNITS = ("byte", "char")
 
 
 class Untracked:
@@ -95,8 +104,23 @@ class _EagerPath:
 
     def __init__(self):
         self._graphs = {}
+        self._offset_graphs = {}
         self._empty = None
         self.special_mask = None
+
+    def tokenize_with_offsets(self, tokenizer, batch, unit):
+        """`Tokenizer._offset_rows` as one traced graph per
+        (`add_special_tokens`, `unit`)."""
+        key = (tokenizer.add_special_tokens, unit)
+        graph = self._offset_graphs.get(key)
+        if graph is None:
+
+            def offsets(batch):
+                return tokenizer._offset_rows(batch, *key)
+
+            graph = TracedOnce(offsets, tf.TensorSpec([None], tf.string))
+            self._offset_graphs[key] = graph
+        return graph(batch)
 
     def tokenize(self, tokenizer, batch):
         if batch.shape[0] == 0:
@@ -264,25 +288,130 @@ class Tokenizer(keras.layers.Layer):
             for a batch.
         """
         self._check_ready()
-        text = tf.convert_to_tensor(text)
-        if text.dtype != tf.string:
-            raise TypeError(
-                f"{type(self).__name__}.tokenize expects strings. "
-                f"Received: text with dtype {text.dtype.name}."
-            )
-        rank = text.shape.rank
-        if rank not in (0, 1):
-            raise ValueError(
-                f"{type(self).__name__}.tokenize expects a scalar string or a "
-                f"1-D batch [N]. Received: text with shape {text.shape}. "
-                "Reshape to [N] first, e.g. `tf.reshape(text, [-1])`."
-            )
-        batch = text[None] if rank == 0 else text
+        batch, rank = self._batch_of(text, "tokenize")
         if tf.executing_eagerly():
             ids = self._eager.tokenize(self, batch)
         else:
             ids = self._tokenize_rows(batch, self.add_special_tokens)
         return ids[0] if rank == 0 else ids
+
+    def _batch_of(self, text, method):
+        """`text` as a `[N]` string tensor, and its rank (0 or 1)."""
+        text = tf.convert_to_tensor(text)
+        if text.dtype != tf.string:
+            raise TypeError(
+                f"{type(self).__name__}.{method} expects strings. "
+                f"Received: text with dtype {text.dtype.name}."
+            )
+        rank = text.shape.rank
+        if rank not in (0, 1):
+            raise ValueError(
+                f"{type(self).__name__}.{method} expects a scalar string or "
+                f"a 1-D batch [N]. Received: text with shape {text.shape}. "
+                "Reshape to [N] first, e.g. `tf.reshape(text, [-1])`."
+            )
+        return (text[None] if rank == 0 else text), rank
+
+    def tokenize_with_offsets(
+        self, text, unit: str = "byte", return_word_ids: bool = False
+    ) -> tuple:
+        """Tokenizes, and says where in the text each token is.
+
+        The ids are those of `tokenize`. Each token also gets a span
+        `[start, end)` of the input: in bytes of its UTF-8 (`unit="byte"`,
+        TF Text's `tokenize_with_offsets` convention), or in characters
+        (`unit="char"`, code points: Hugging Face's `encoding.offsets`
+        for a Python `str`). A token holding only part of a character (a
+        byte-level token inside an emoji) gets its own bytes, and in
+        characters the whole character, as HF gives it. Through a
+        normalizer a token gets the span that HF's alignments give it
+        (NFC composing `e` + U+0301 into `é` aligns it with the `e`).
+        Special tokens added by `add_special_tokens` get `(0, 0)`.
+        Invalid UTF-8 is read as `bytes.decode("utf-8", "replace")` reads
+        it: byte spans are in the bytes given (a U+FFFD of the repair
+        covers the bytes it replaced), and characters count one per
+        replaced run.
+
+        Args:
+            text: str, list of str, or string tensor of rank 0 or 1.
+            unit: `"byte"` or `"char"`. Defaults to `"byte"`.
+            return_word_ids: bool. Also return, per token, the index of
+                the word it comes from in its text (the pieces of the
+                pre-tokenizer, an added token being one: HF's
+                `encoding.word_ids`), -1 for a special token added by
+                `add_special_tokens`. Defaults to `False`.
+
+        Returns:
+            `(ids, starts, ends)`, or `(ids, starts, ends, word_ids)`:
+            int32 ids as `tokenize` gives them (`[S]` for a scalar,
+            `tf.RaggedTensor` `[N, None]` for a batch), and int64
+            offsets and word indices of the same shape.
+
+        Example:
+
+        >>> vocab = {"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "Ġab": 5,
+        ...          "abc": 6, "<|endoftext|>": 7}
+        >>> tokenizer = tf_input.tokenizers.BytePairTokenizer(
+        ...     vocab, ["a b", "Ġ ab", "ab c"])
+        >>> ids, starts, ends, words = tokenizer.tokenize_with_offsets(
+        ...     "abc abc", return_word_ids=True)
+        >>> ids.numpy(), starts.numpy(), ends.numpy(), words.numpy()
+        (array([6, 5, 2], dtype=int32), array([0, 3, 6]), array([3, 6, 7]), array([0, 1, 1]))
+        >>> _, starts, ends = tokenizer.tokenize_with_offsets(
+        ...     ["ab", "€ ab"], unit="char")
+        >>> starts.to_list(), ends.to_list()
+        ([[0], [1]], [[2], [4]])
+
+        (The toy vocabulary has no symbol for the bytes of "€", which are
+        dropped, as HF does without an unknown token; " ab" is at
+        characters 1 to 4 of "€ ab", 3 to 6 of its bytes.)
+        """  # noqa: E501
+        self._check_ready()
+        if unit not in OFFSET_UNITS:
+            raise ValueError(
+                f"`unit` must be one of {OFFSET_UNITS}. Received: "
+                f"unit={unit!r}."
+            )
+        return_word_ids = check_bool("return_word_ids", return_word_ids)
+        batch, rank = self._batch_of(text, "tokenize_with_offsets")
+        if tf.executing_eagerly():
+            outputs = self._eager.tokenize_with_offsets(self, batch, unit)
+        else:
+            outputs = self._offset_rows(batch, self.add_special_tokens, unit)
+        if rank == 0:
+            outputs = tuple(x[0] for x in outputs)
+        return tuple(outputs) if return_word_ids else tuple(outputs[:3])
+
+    def _tokenize_with_offsets_batch(self, texts):
+        raise NotImplementedError(
+            f"{type(self).__name__} does not give offsets yet: "
+            "`tokenize_with_offsets` is implemented for BytePairTokenizer "
+            "only."
+        )
+
+    def _offset_rows(self, batch, add_special_tokens, unit):
+        ids, starts, ends, words = self._tokenize_with_offsets_batch(batch)
+        ids = tf.cast(ids, "int32").with_row_splits_dtype(tf.int64)
+        starts = tf.cast(starts, tf.int64).with_row_splits_dtype(tf.int64)
+        ends = tf.cast(ends, tf.int64).with_row_splits_dtype(tf.int64)
+        words = tf.cast(words, tf.int64).with_row_splits_dtype(tf.int64)
+        if unit == "char":
+            first, last = _offsets.to_characters(
+                batch,
+                starts.flat_values,
+                ends.flat_values,
+                ids.value_rowids(),
+            )
+            starts, ends = (
+                starts.with_flat_values(first),
+                ends.with_flat_values(last),
+            )
+        if add_special_tokens and (self._start_ids or self._end_ids):
+            ids = self._wrap(ids)
+            starts = self._wrap(starts, 0)
+            ends = self._wrap(ends, 0)
+            words = self._wrap(words, -1)
+        return ids, starts, ends, words
 
     def _tokenize_rows(self, batch, add_special_tokens):
         ids = tf.cast(self._tokenize_batch(batch), "int32")
@@ -300,18 +429,22 @@ class Tokenizer(keras.layers.Layer):
             validate=False,
         )
 
-    def _wrap(self, ids):
-        """Puts `_start_ids` before and `_end_ids` after every row."""
+    def _wrap(self, ids, fill=None):
+        """Puts `_start_ids` before and `_end_ids` after every row (or as
+        many `fill` values, for offsets and word indices)."""
 
         def constant_rows(values):
-            row = tf.constant(values, "int32")[None]
+            row = tf.constant(values, ids.dtype)[None]
             return tf.RaggedTensor.from_tensor(tf.tile(row, [ids.nrows(), 1]))
 
+        start, end = self._start_ids, self._end_ids
+        if fill is not None:
+            start, end = [fill] * len(start), [fill] * len(end)
         parts = [ids]
-        if self._start_ids:
-            parts.insert(0, constant_rows(self._start_ids))
-        if self._end_ids:
-            parts.append(constant_rows(self._end_ids))
+        if start:
+            parts.insert(0, constant_rows(start))
+        if end:
+            parts.append(constant_rows(end))
         return tf.concat(parts, axis=1)
 
     def detokenize(self, ids, skip_special_tokens: bool = False) -> tf.Tensor:

@@ -32,6 +32,14 @@ anywhere TensorFlow does. The steps, and why they look the way they do
    the merge loop over the distinct rest, started from whole characters
    where a proof allows it).
 
+`tokenize_with_offsets` runs the same steps, keeping track of where
+each piece of text came from: a token's span is the lengths of the
+tokens before it in its word, plus its word's start in its piece (from
+the split passes), its piece's in its segment, that segment's in the
+line. Where the normalizer or the UTF-8 repair rewrote characters, spans
+go back through the alignments Hugging Face gives them (`_offsets`);
+those steps run only for batches that such a rewrite touched.
+
 keras-hub's `BytePairTokenizer` is several times slower (see
 benchmarks/README.md) mostly because each merge step joins and hashes
 strings, for every word and every copy of a word in the batch, and its
@@ -47,7 +55,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
 from tf_input._validation import check_bool
+from tf_input.tokenizers import _offsets
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import VocabularyAsset
 from tf_input.tokenizers._byte_level import ALPHABET
@@ -61,8 +71,10 @@ from tf_input.tokenizers._byte_pair_arguments import read_asset
 from tf_input.tokenizers._byte_pair_arguments import renamed_special_tokens
 from tf_input.tokenizers._byte_pair_arguments import role_ids
 from tf_input.tokenizers._byte_pair_arguments import token_tables
+from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._utf8 import to_valid_utf8
 from tf_input.tokenizers.base import Tokenizer
+from tf_input.tokenizers.base import TracedOnce
 from tf_input.tokenizers.base import Untracked
 from tf_input.tokenizers.base import traced_graphs
 from tf_input.tokenizers.engines.byte_level_bpe import ByteLevelBPE
@@ -99,6 +111,13 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
     all 256. `detokenize` is HF's `decode(ids, skip_special_tokens=False)`
     (special tokens kept, unless `skip_special_tokens=True`); bytes that do
     not form UTF-8 (a cut inside a character) become U+FFFD, like HF.
+
+    `tokenize_with_offsets` also gives each token's span, in bytes or in
+    characters, and its word index: the characters and word indices are
+    HF's `encoding.offsets` and `encoding.word_ids` (checked on every
+    line of the shared corpora for GPT-2, Qwen 3, o200k, cl100k and
+    DeepSeek V4), through normalizers NFC, NFD, NFKC and NFKD (others
+    raise `NotImplementedError` there), added tokens and `trim_offsets`.
 
     The layer holds no mutable state, so a parallel `Dataset.map` is safe.
     Its cost is a fixed number of vectorised passes per batch plus one loop
@@ -148,6 +167,11 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         roles: None or a dict from role (`"bos"`, `"eos"`, `"pad"`, `"unk"`,
             `"cls"`, `"sep"`, `"mask"`) to a token (str). None: the roles
             of the `unsplittable_tokens` named above.
+        trim_offsets: bool. `tokenize_with_offsets` leaves the spaces at
+            the ends of a token out of its span, as HF's `ByteLevel`
+            post-processor with `trim_offsets=true` does (RoBERTa; a
+            `tokenizer.json` sets it). Ids are the same either way.
+            Defaults to `False` (GPT-2, Llama 3, Qwen, tiktoken).
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
 
     `special_tokens` (the property) maps roles to ids: `<|endoftext|>` is
@@ -193,6 +217,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         split_special_tokens: bool = False,
         templates: dict | None = None,
         roles: dict[str, str] | None = None,
+        trim_offsets: bool = False,
         **kwargs,
     ):
         unsplittable_tokens = renamed_special_tokens(
@@ -208,6 +233,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         self.split_special_tokens = check_bool(
             "split_special_tokens", split_special_tokens
         )
+        self.trim_offsets = check_bool("trim_offsets", trim_offsets)
         self._pre = PreTokenizer(pretokenizer)
         self._normalizer = Normalizer(normalizer)
         self._init_asset()
@@ -330,6 +356,13 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             content = normalized.get(t["id"], t["content"])
             decoded[t["id"]] = token_to_bytes(content)[0]
         self._id_to_bytes = tf.constant(decoded, tf.string)
+        # Offsets: each token's length in bytes, and for `trim_offsets` the
+        # spaces at its ends (HF counts the characters of its string).
+        self._token_lengths = tf.constant([len(d) for d in decoded], tf.int64)
+        if self.trim_offsets:
+            self._trims = tf.constant(
+                _space_counts(self._data.tokens), tf.int64
+            )
         # What `detokenize(..., skip_special_tokens=True)` leaves out.
         self._data.special_ids = [t["id"] for t in added if t["special"]]
 
@@ -357,6 +390,9 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         )
         self._graphs = traced_graphs(
             self._tokenize_graph, self._detokenize_graph
+        )
+        self._graphs.offsets = TracedOnce(
+            self._offsets_graph, tf.TensorSpec([None], tf.string)
         )
 
     def _normalized_contents(self, added):
@@ -392,6 +428,140 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         return tf.RaggedTensor.from_row_splits(
             ids.values, per_line, validate=False
         )
+
+    def _tokenize_with_offsets_batch(self, texts):
+        self._normalizer.check_alignments(type(self).__name__)
+        return self._graphs.offsets(texts)
+
+    def _offsets_graph(self, raw):
+        """`_tokenize_graph`, keeping track of where every piece of text
+        came from: `[N]` strings -> ragged ids, byte starts, byte ends and
+        word indices. Each token's span is found in its word (the lengths
+        of the tokens before it), then its word's start in its piece, its
+        piece's in its segment (through the normalizer's alignments), its
+        segment's in the line (through the UTF-8 repair)."""
+        texts = to_valid_utf8(raw)
+        segments, per_line, segment_starts, segment_ends = self._raw_tokens(
+            texts, spans=True
+        )  # [S], [N + 1], [S], [S]
+        segment_is_token = _added_tokens.is_placeholder(segments)
+        normalized = segments
+        if self._normalizer:
+            normalized = tf.where(
+                segment_is_token, segments, self._normalizer(segments)
+            )
+        pieces, per_segment, piece_starts, piece_ends = self._normalized_tokens(
+            normalized, spans=True
+        )  # [P], [S + 1], [P], [P]
+        is_token = _added_tokens.is_placeholder(pieces)
+        words, word_starts = self._pre(pieces, is_token, starts=True)
+        ids = self._engine.encode(words.flat_values)  # [W, T]
+
+        # In the piece (an added token is a whole piece).
+        lengths = tf.gather(self._token_lengths, ids.values)
+        token_word = row_ids(ids.row_splits)
+        token_piece = tf.gather(row_ids(words.row_splits), token_word)
+        # (Bytes without a symbol, dropped, are not counted: HF's BPE
+        # places tokens by the lengths of the tokens before them alone.)
+        within = _offsets.starts_in_rows(lengths, ids.row_splits)
+        starts = tf.gather(word_starts, token_word) + within
+        ends = starts + lengths
+        whole = tf.gather(is_token, token_piece)
+        starts = tf.where(whole, tf.zeros_like(starts), starts)
+        ends = tf.where(
+            whole, tf.gather(piece_ends - piece_starts, token_piece), ends
+        )
+        if self._pre.prefix_space:
+            # The prefix space (at -1) is aligned with nothing: HF's
+            # `prepend` gives it `(0, 0)`.
+            starts = tf.maximum(starts, 0)
+            ends = tf.maximum(ends, 0)
+        # In the segment.
+        starts += tf.gather(piece_starts, token_piece)
+        ends += tf.gather(piece_starts, token_piece)
+        token_segment = tf.gather(row_ids(per_segment), token_piece)
+        if self._normalizer:
+            starts, ends = tf.cond(
+                tf.reduce_any(normalized != segments),
+                lambda: self._before_normalizer(
+                    tf.where(segment_is_token, "", segments),
+                    starts,
+                    ends,
+                    token_segment,
+                ),
+                lambda: (starts, ends),
+            )
+        whole = tf.gather(segment_is_token, token_segment)
+        starts = tf.where(whole, tf.zeros_like(starts), starts)
+        ends = tf.where(
+            whole,
+            tf.gather(segment_ends - segment_starts, token_segment),
+            ends,
+        )
+        # In the line.
+        starts += tf.gather(segment_starts, token_segment)
+        ends += tf.gather(segment_starts, token_segment)
+        token_line = tf.gather(row_ids(per_line), token_segment)
+        line_splits = tf.gather(
+            tf.gather(tf.gather(ids.row_splits, words.row_splits), per_segment),
+            per_line,
+        )
+        if self.trim_offsets:
+            starts, ends = self._trimmed(ids, starts, ends, line_splits)
+        starts, ends = tf.cond(
+            tf.reduce_all(texts == raw),
+            lambda: (starts, ends),
+            lambda: _before_repair(raw, texts, starts, ends, token_line),
+        )
+        word_splits = tf.gather(
+            tf.gather(words.row_splits, per_segment), per_line
+        )
+        word_ids = token_word - tf.gather(word_splits, token_line)
+
+        def rows(values):
+            return tf.RaggedTensor.from_row_splits(
+                values, line_splits, validate=False
+            )
+
+        return rows(ids.values), rows(starts), rows(ends), rows(word_ids)
+
+    def _before_normalizer(self, segments, starts, ends, token_segment):
+        """Spans in the normalized segments -> spans in `segments`."""
+        normalized, sources = self._normalizer.with_sources(segments)
+        old_starts, old_ends, old_splits = _offsets.char_spans(segments)
+        at = sources.flat_values + tf.gather(
+            old_splits, row_ids(sources.row_splits)
+        )
+        known = sources.flat_values >= 0
+        at = tf.maximum(at, 0)
+        old_starts = tf.where(known, tf.gather(old_starts, at), 0)
+        old_ends = tf.where(known, tf.gather(old_ends, at), 0)
+        return _offsets.remap(
+            starts, ends, token_segment, normalized, old_starts, old_ends
+        )
+
+    def _trimmed(self, ids, starts, ends, line_splits):
+        """HF's `ByteLevel` `process_offsets`: a token's leading (trailing)
+        spaces, counted in characters of its string, move its start (end)
+        in, except one leading space of a line's first token when a prefix
+        space is added."""
+        trims = tf.gather(self._trims, ids.values)
+        leading, trailing = trims[:, 0], trims[:, 1]
+        if self._pre.prefix_space:
+            first = tf.math.unsorted_segment_sum(
+                tf.ones_like(line_splits[:-1]),
+                line_splits[:-1],
+                tf.size(ids.values, out_type=tf.int64) + 1,
+            )[:-1]
+            keep = ((first > 0) | (starts == 0)) & (leading == 1)
+            leading = tf.where(keep, tf.zeros_like(leading), leading)
+        starts = tf.minimum(starts + leading, ends)
+        ends = tf.where(
+            (trailing > 0) & (ends >= trailing),
+            tf.maximum(ends - trailing, starts),
+            ends,
+        )
+        return starts, ends
 
     def _detokenize_graph(self, ids):
         pieces = tf.gather(self._id_to_bytes, ids)
@@ -469,6 +639,7 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
             "split_special_tokens": self.split_special_tokens,
             "templates": self._data.templates,
             "roles": self._data.roles,
+            "trim_offsets": self.trim_offsets,
             **self._asset_config(),
         }
 
@@ -509,3 +680,31 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         if data is FROM_ASSETS:
             return {"vocabulary": FROM_ASSETS, "merges": None}
         return read_asset(data, "the remembered vocabulary")
+
+
+def _before_repair(raw, texts, starts, ends, rows):
+    """Spans in the repaired texts -> spans in the raw bytes: each U+FFFD
+    of the repair stands for the invalid bytes it replaced."""
+    old_starts, old_ends, _ = _offsets.char_spans(raw)
+    return _offsets.remap(starts, ends, rows, texts, old_starts, old_ends)
+
+
+def _space_counts(tokens):
+    """`[n, 2]`: the spaces at the start and at the end of each token's
+    string, as HF's `process_offsets` counts them (the byte-level space
+    `Ġ`, or a white-space character of an added token's text)."""
+
+    def spaces(text):
+        return len(text) - len(
+            text.lstrip("".join(c for c in set(text) if _is_space(c)))
+        )
+
+    out = []
+    for token in tokens:
+        token = token or ""
+        out.append([spaces(token), spaces(token[::-1])])
+    return out
+
+
+def _is_space(char):
+    return char == "Ġ" or ord(char) in WHITE_SPACE

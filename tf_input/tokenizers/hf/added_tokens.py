@@ -23,6 +23,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from tf_input._ragged import marks
+from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._unicode import CodePoints
@@ -169,25 +170,35 @@ class Extractor(tf.Module):
         self._lstrip = flags(lstrip)
         self._rstrip = flags(rstrip)
 
-    def __call__(self, texts):
+    def __call__(self, texts, spans=False):
         """`[N]` texts -> (`[M]` segments, `[N + 1]` row splits).
 
         Tokens found become placeholders; the other segments are text.
+        With `spans=True`, also the int64 `[M]` start and end of each
+        segment in its text: a token's span takes the whitespace that its
+        `lstrip` / `rstrip` removed, as Hugging Face's offsets do.
         """
         count = tf.size(texts, out_type=tf.int64)
         one_each = tf.range(count + 1)
+
+        def whole():
+            if not spans:
+                return texts, one_each
+            ends = tf.cast(tf.strings.length(texts), tf.int64)
+            return texts, one_each, tf.zeros_like(ends), ends
+
         if not self.has_tokens:
-            return texts, one_each
+            return whole()
         found = tf.strings.regex_full_match(
             texts, f"(?s).*(?:{self.pattern}).*"
         )
         return tf.cond(
             tf.reduce_any(found),
-            lambda: self._extract(texts),
-            lambda: (texts, one_each),
+            lambda: self._extract(texts, spans),
+            whole,
         )
 
-    def _extract(self, texts):
+    def _extract(self, texts, spans=False):
         marked = tf.strings.regex_replace(
             texts, self.pattern, SEP + _MARK + b"\\0" + SEP
         )
@@ -211,14 +222,26 @@ class Extractor(tf.Module):
             )
         if self.has_skipped or self.has_single_word:
             content, kept, splits = _merge_dropped(content, kept, splits)
+        if spans:
+            lengths = tf.cast(tf.strings.length(content), tf.int64)
+            starts = starts_in_rows(lengths, splits)
+            ends = starts + lengths
         if self.has_strips:
-            content = self._strip(content, kept, splits)
+            content, lead, trail = self._strip(content, kept, splits)
         segments = tf.where(kept, self._placeholder.lookup(content), content)
-        return segments, splits
+        if not spans:
+            return segments, splits
+        if self.has_strips:
+            starts, ends = _stripped_spans(
+                lead, trail, kept, splits, starts, ends
+            )
+        return segments, splits, starts, ends
 
     def _strip(self, content, kept, splits):
         """Text beside an `rstrip` (`lstrip`) token loses its leading
-        (trailing) whitespace, HF's order: a token's rstrip comes first."""
+        (trailing) whitespace, HF's order: a token's rstrip comes first.
+        Returns the content and the int64 number of bytes taken from the
+        start and from the end of each segment."""
         size = tf.size(content, out_type=tf.int64)
         first_in_row = _marks(splits[:-1], size)
         last_in_row = _marks(splits[1:] - 1, size)
@@ -227,16 +250,39 @@ class Extractor(tf.Module):
         after_rstrip = tf.concat([[False], rstrip[:-1]], 0) & ~first_in_row
         before_lstrip = tf.concat([lstrip[1:], [False]], 0) & ~last_in_row
         whitespace = WHITE_SPACE.re2()
+        before = tf.cast(tf.strings.length(content), tf.int64)
         content = tf.where(
             after_rstrip & ~kept,
             tf.strings.regex_replace(content, f"^{whitespace}+", ""),
             content,
         )
-        return tf.where(
+        middle = tf.cast(tf.strings.length(content), tf.int64)
+        content = tf.where(
             before_lstrip & ~kept,
             tf.strings.regex_replace(content, f"{whitespace}+$", ""),
             content,
         )
+        after = tf.cast(tf.strings.length(content), tf.int64)
+        return content, before - middle, middle - after
+
+
+def _stripped_spans(lead, trail, kept, splits, starts, ends):
+    """The spans after `_strip`, which took `lead` (`trail`) bytes of
+    whitespace from the start (end) of text segments: the text keeps what
+    is left, and a token reaches to the text beside it, so that it covers
+    the whitespace it took (Hugging Face's offsets)."""
+    size = tf.size(kept, out_type=tf.int64)
+    first_in_row = _marks(splits[:-1], size)
+    last_in_row = _marks(splits[1:] - 1, size)
+    trail_before = tf.where(
+        first_in_row, tf.zeros_like(trail), tf.concat([[0], trail[:-1]], 0)
+    )
+    lead_after = tf.where(
+        last_in_row, tf.zeros_like(lead), tf.concat([lead[1:], [0]], 0)
+    )
+    starts = tf.where(kept, starts - trail_before, starts + lead)
+    ends = tf.where(kept, ends + lead_after, ends - trail)
+    return starts, ends
 
 
 def _marks(positions, size):

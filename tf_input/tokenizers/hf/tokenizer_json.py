@@ -217,7 +217,19 @@ def _byte_level_bpe(data, config, **kwargs):
         ignore_merges=bool(model.get("ignore_merges", False)),
         templates=templates,
         roles=roles(data, config, token_ids),
+        trim_offsets=_trims_offsets(data.get("post_processor")),
         **kwargs,
+    )
+
+
+def _trims_offsets(post_processor):
+    """Whether the post-processor trims spaces from offsets (a ByteLevel
+    part with `trim_offsets`; its default is true)."""
+    return any(
+        part["type"] == "ByteLevel" and bool(part.get("trim_offsets", True))
+        for part in flatten(
+            post_processor, "post-processor", "`post_processor`"
+        )
     )
 
 

@@ -63,12 +63,14 @@ class Normalizer(tf.Module):
         self.where = where
         self._plain = Untracked()
         self._plain.ops = []
+        self._plain.kinds = []
         self._tables = []  # what the ops hold, tracked for saving
         with tf.init_scope():
             for item in flatten(spec, "normalizer", where):
                 op = self._compile(item)
                 if op is not None:
                     self._plain.ops.append(op)
+                    self._plain.kinds.append(item["type"])
 
     def __bool__(self):
         return bool(self._plain.ops)
@@ -121,6 +123,34 @@ class Normalizer(tf.Module):
         for op in self._plain.ops:
             texts = op(texts)
         return texts
+
+    def check_alignments(self, owner):
+        """Raises `NotImplementedError` (naming `owner`) if a part of this
+        normalizer cannot say where its characters come from."""
+        for kind, op in zip(self._plain.kinds, self._plain.ops):
+            if not hasattr(op, "with_sources"):
+                raise NotImplementedError(
+                    f"{owner}: offsets through a {kind} normalizer are not "
+                    "implemented yet (only NFC, NFD, NFKC and NFKD are). "
+                    "Use `tokenize` for the ids."
+                )
+
+    def with_sources(self, texts):
+        """`[M]` texts -> (normalized `[M]` texts, int64 ragged `[M, None]`
+        sources): for each normalized character, the index of the input
+        character it is aligned with (HF's alignments), -1 for none."""
+        sources = None
+        for op in self._plain.ops:
+            texts, step = op.with_sources(texts)
+            if sources is None:
+                sources = step
+                continue
+            # Through two steps: the source of the source, row by row.
+            values = step.flat_values
+            at = values + tf.gather(sources.row_splits, step.value_rowids())
+            found = tf.gather(sources.flat_values, tf.maximum(at, 0))
+            sources = step.with_flat_values(tf.where(values >= 0, found, -1))
+        return texts, sources
 
 
 def replacement(spec, where):

@@ -26,6 +26,7 @@ import tensorflow as tf
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers import _unicode
+from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
 
@@ -175,9 +176,41 @@ class UnicodeNormalization:
         )
         return tf.tensor_scatter_nd_update(texts, rows, normalized)
 
-    def normalize_code_points(self, flat, splits):
+    def with_sources(self, texts):
+        """`[M]` texts -> (normalized `[M]` texts, int64 ragged `[M, None]`
+        sources): for each character of a normalized text, the index of
+        the character of the input text whose span Hugging Face gives it
+        (its alignment), or -1 for none (HF's `(0, 0)`).
+
+        HF's alignments follow a count, not the characters: every input
+        character decomposes into a first part (counted 1) and the rest
+        (counted 0); after the canonical reordering and the composition, an
+        output character counted `w` (its parts summed) is aligned with
+        the input character at the count of all characters before it, or
+        with the one before that if `w` is 0 (an inserted character).
+        Checked against HF for all four forms on random strings of
+        combining marks, Hangul, compatibility characters.
+        """
+        chars = tf.strings.unicode_decode(texts, "UTF-8")
+        values, splits, weights = self.normalize_code_points(
+            chars.flat_values,
+            tf.cast(chars.row_splits, tf.int64),
+            with_weights=True,
+        )
+        normalized = tf.strings.unicode_encode(
+            tf.RaggedTensor.from_row_splits(values, splits, validate=False),
+            "UTF-8",
+        )
+        count = starts_in_rows(weights, splits)
+        sources = tf.where(weights > 0, count, count - 1)
+        return normalized, tf.RaggedTensor.from_row_splits(
+            sources, splits, validate=False
+        )
+
+    def normalize_code_points(self, flat, splits, with_weights=False):
         """Code points `flat` (int32, rows cut at int64 `splits`) ->
-        the normalized `(flat, splits)`."""
+        the normalized `(flat, splits)`; with `with_weights`, also the
+        int64 count of each output character (see `with_sources`)."""
         # Decompose (full mappings from the tables).
         lengths = self.lengths.lookup(tf.cast(flat, tf.int64))
         new_splits = tf.concat([[0], tf.cumsum(lengths)], 0)
@@ -187,6 +220,7 @@ class UnicodeNormalization:
         part = self.parts.lookup(tf.cast(source, tf.int64) * _PARTS + offset)
         flat = tf.where(part >= 0, part, source)
         splits = tf.gather(new_splits, splits)
+        weights = tf.cast(offset == 0, tf.int64) if with_weights else None
         # Canonical order: a stable sort by combining class within each run
         # that follows a starter (or a row start).
         ccc = self._ccc(flat)
@@ -195,15 +229,17 @@ class UnicodeNormalization:
         group = tf.cumsum(tf.cast((ccc == 0) | (row_start > 0), tf.int64))
         order = tf.argsort(group * 256 + tf.cast(ccc, tf.int64), stable=True)
         flat = tf.gather(flat, order)
+        if with_weights:
+            weights = tf.gather(weights, order)
         if not self.tables.compose:
-            return flat, splits
+            return (flat, splits, weights) if with_weights else (flat, splits)
         ccc = tf.gather(ccc, order)
-        return self._compose(flat, ccc, splits, row_start)
+        return self._compose(flat, ccc, splits, row_start, weights)
 
     def _ccc(self, flat):
         return self.classes.lookup(tf.cast(flat, tf.int64))
 
-    def _compose(self, flat, ccc, splits, row_start):
+    def _compose(self, flat, ccc, splits, row_start, weights=None):
         t = self.tables
         pairs = self.pairs
         seconds = self.seconds
@@ -221,7 +257,7 @@ class UnicodeNormalization:
         num_chunks = tf.size(starts)
         steps = tf.reduce_max(tf.concat([lengths, [1]], 0))
 
-        def step(k, values, alive, starter, last_cc, has_starter):
+        def step(k, values, alive, starter, last_cc, has_starter, target):
             # Only the chunks that still have a character at `k`.
             active = tf.where(lengths > k)[:, 0]
             at = tf.gather(starts, active) + k
@@ -243,6 +279,11 @@ class UnicodeNormalization:
                 tf.where(merge, composite, char),
             )
             alive = tf.tensor_scatter_nd_update(alive, at[:, None], ~merge)
+            if weights is not None:
+                # Where each character's count goes: the starter it joins.
+                target = tf.tensor_scatter_nd_update(
+                    target, at[:, None], tf.where(merge, my_starter, at)
+                )
             new_starter = ~merge & (cc == 0)
             starter = tf.tensor_scatter_nd_update(
                 starter, active[:, None], tf.where(new_starter, at, my_starter)
@@ -255,9 +296,9 @@ class UnicodeNormalization:
                 active[:, None],
                 tf.where(new_starter, 0, tf.where(merge, my_last, cc)),
             )
-            return k + 1, values, alive, starter, last_cc, has_starter
+            return k + 1, values, alive, starter, last_cc, has_starter, target
 
-        _, flat, alive, _, _, _ = tf.while_loop(
+        _, flat, alive, _, _, _, target = tf.while_loop(
             lambda k, *_: k < steps,
             step,
             [
@@ -267,11 +308,18 @@ class UnicodeNormalization:
                 starts,
                 tf.zeros([num_chunks], tf.int32),
                 first_is_starter,
+                tf.range(size)
+                if weights is not None
+                else tf.zeros([0], tf.int64),
             ],
         )
         keep = tf.where(alive)[:, 0]
         kept_before = tf.concat([[0], tf.cumsum(tf.cast(alive, tf.int64))], 0)
-        return tf.gather(flat, keep), tf.gather(kept_before, splits)
+        flat, splits = tf.gather(flat, keep), tf.gather(kept_before, splits)
+        if weights is None:
+            return flat, splits
+        weights = tf.math.unsorted_segment_sum(weights, target, size)
+        return flat, splits, tf.gather(weights, keep)
 
 
 # --- Reference (plain Python, HF's tables) ---------------------------------

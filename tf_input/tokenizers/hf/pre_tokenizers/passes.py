@@ -18,6 +18,8 @@ import dataclasses
 
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
+from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._unicode import EVERYTHING
 from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._unicode import CodePoints
@@ -217,21 +219,32 @@ class PreTokenizer:
         return re2, replacement, False
 
     # --- Graph --------------------------------------------------------------
-    def __call__(self, segments, is_token):
+    def __call__(self, segments, is_token, starts=False):
         """`[M]` segments -> ragged `[M, None]` words (strings).
 
         Segments where `is_token` is True (added-token placeholders, made
-        of bytes that no class matches) come out as one word.
+        of bytes that no class matches) come out as one word. With
+        `starts=True`, also the int64 start of each word (flat, `[W]`) in
+        its segment: -1 for a first word that begins with the prefix
+        space (`add_prefix_space`), which is not in the segment.
         """
         if self.prefix_space:
             starts_with_space = tf.strings.regex_full_match(segments, "(?s) .*")
             # HF's `prepend` leaves an empty string alone.
             empty = tf.strings.length(segments) == 0
+            prefixed = ~(is_token | starts_with_space | empty)
             segments = tf.where(
-                is_token | starts_with_space | empty,
-                segments,
-                tf.strings.join([" ", segments]),
+                prefixed, tf.strings.join([" ", segments]), segments
             )
+            base = -tf.cast(prefixed, tf.int64)
+        else:
+            base = tf.zeros(tf.shape(segments, out_type=tf.int64), tf.int64)
+        # `base`: where each current piece starts in its segment, tracked
+        # only when asked for (`tokenize` does without).
+        words, base = self._words(segments, is_token, base if starts else None)
+        return (words, base) if starts else words
+
+    def _words(self, segments, is_token, base):
         count = tf.size(segments, out_type=tf.int64)
         splits = tf.range(count + 1)
         if not self._stages:
@@ -245,11 +258,12 @@ class PreTokenizer:
                 ],
                 0,
             )
-            return tf.RaggedTensor.from_row_splits(
+            words = tf.RaggedTensor.from_row_splits(
                 tf.gather(segments, keep), kept_before, validate=False
             )
+            return words, None if base is None else tf.gather(base, keep)
         if not self.mapped:
-            return self._split_in_place(segments, splits)
+            return self._split_in_place(segments, splits, base)
         mapped = self.alphabet.map_text(segments, ~is_token)
         for n, stage in enumerate(self._stages):
             marked = mapped
@@ -265,6 +279,8 @@ class PreTokenizer:
             starts = tf.cumsum(lengths, exclusive=True)
             kept = (lengths > 0) & ~dropped
             at = tf.where(kept)[:, 0]
+            if base is not None:
+                base = _piece_starts(base, lengths, pieces.row_splits, at)
             starts, lengths = tf.gather(starts, at), tf.gather(lengths, at)
             segments = tf.strings.substr(
                 tf.strings.reduce_join(segments), starts, lengths
@@ -279,9 +295,12 @@ class PreTokenizer:
             splits = tf.gather(
                 tf.gather(kept_before, pieces.row_splits), splits
             )
-        return tf.RaggedTensor.from_row_splits(segments, splits, validate=False)
+        words = tf.RaggedTensor.from_row_splits(
+            segments, splits, validate=False
+        )
+        return words, base
 
-    def _split_in_place(self, segments, splits):
+    def _split_in_place(self, segments, splits, base):
         """The stages on the text itself: the pieces are what the split
         gives (less the dropped and empty ones)."""
         for stage in self._stages:
@@ -293,11 +312,29 @@ class PreTokenizer:
             kept = (tf.strings.length(flat) > 0) & (
                 tf.strings.substr(flat, 0, 1) != _DROP
             )
-            segments = tf.gather(flat, tf.where(kept)[:, 0])
+            at = tf.where(kept)[:, 0]
+            if base is not None:
+                # A dropped piece holds one byte more than the text it covers.
+                lengths = tf.cast(tf.strings.length(flat), tf.int64) - tf.cast(
+                    ~kept & (tf.strings.length(flat) > 0), tf.int64
+                )
+                base = _piece_starts(base, lengths, pieces.row_splits, at)
+            segments = tf.gather(flat, at)
             kept_before = tf.concat(
                 [[0], tf.cumsum(tf.cast(kept, tf.int64))], 0
             )
             splits = tf.gather(
                 tf.gather(kept_before, pieces.row_splits), splits
             )
-        return tf.RaggedTensor.from_row_splits(segments, splits, validate=False)
+        words = tf.RaggedTensor.from_row_splits(
+            segments, splits, validate=False
+        )
+        return words, base
+
+
+def _piece_starts(base, lengths, splits, at):
+    """The start of the kept pieces `at` in the original segment: that of
+    the unit they were cut from (`base`, per row of `splits`) plus the
+    lengths before them in it."""
+    within = starts_in_rows(lengths, splits)
+    return tf.gather(tf.gather(base, row_ids(splits)) + within, at)

@@ -1,0 +1,172 @@
+"""Index arithmetic for token offsets (character spans of tokens).
+
+A tokenizer's graph transforms the text in stages (invalid UTF-8
+repaired, added tokens cut out, the text normalized, words split off),
+and each token is found in the output of the last stage. Its span in the
+input is found by going back one stage at a time: a span inside a piece
+plus the piece's start in its parent, or, through a stage that rewrites
+characters (the repair, a normalizer), the characters' alignments.
+
+Spans are byte offsets `[start, end)`. `to_characters` turns them into
+code-point offsets, Hugging Face's `offsets` for a Python `str`.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from tf_input._ragged import row_ids
+from tf_input.tokenizers._utf8 import VALID_UTF8
+
+# Positions of different rows are compared as `row * _ROW + position`:
+# rows longer than 2**32 bytes do not occur (a tf.string is < 2**31).
+_ROW = 1 << 32
+
+
+def starts_in_rows(lengths, splits):
+    """Where each item starts inside its row, items laid end to end.
+
+    Args:
+        lengths: int64 `[K]`, the length of each item.
+        splits: int64 `[R + 1]`, the row splits of the items.
+
+    Returns:
+        int64 `[K]`: the sum of the lengths before each item in its row.
+    """
+    total = tf.concat([[0], tf.cumsum(lengths)], 0)
+    first = tf.gather(total, splits[:-1])
+    return total[:-1] - tf.gather(first, row_ids(splits))
+
+
+def _char_at(char_keys, rows, positions):
+    """Index (into the flat characters) of the character holding the byte
+    at `positions` of `rows`; `char_keys` are `row * _ROW + start` of each
+    character, sorted."""
+    keys = rows * _ROW + positions
+    return tf.searchsorted(char_keys, keys, side="right", out_type=tf.int64) - 1
+
+
+def char_spans(texts, replace=False):
+    """The byte span of every character of `texts` (`[R]` strings):
+    int64 `(starts, ends, splits)`, flat `[C]` and row splits `[R + 1]`.
+    With `replace`, invalid UTF-8 is read as `bytes.decode("utf-8",
+    "replace")` reads it (one character per replaced subsequence)."""
+    _, offsets = tf.strings.unicode_decode_with_offsets(
+        texts, "UTF-8", errors="replace", replacement_char=0xFFFD
+    )
+    starts, splits = offsets.flat_values, offsets.row_splits
+    rows = row_ids(splits)
+    last = tf.concat([rows[1:] != rows[:-1], [True]], 0)
+    lengths = tf.cast(tf.strings.length(texts), tf.int64)
+    ends = tf.where(
+        last,
+        tf.gather(lengths, rows),
+        tf.concat([starts[1:], [0]], 0),
+    )
+    return starts, ends, splits
+
+
+def remap(starts, ends, rows, new_texts, old_starts, old_ends):
+    """Byte spans in rewritten texts -> byte spans in the texts before.
+
+    A stage that rewrites characters (the UTF-8 repair, a normalizer)
+    says, for each character of its output, which bytes of its input it
+    comes from (`old_starts`, `old_ends`: Hugging Face's alignments). A
+    span then starts where the character holding its first byte starts
+    and ends where the character holding its last byte ends, as Hugging
+    Face's `expand_alignments` does; inside a character that kept its
+    length (most of them) the byte itself is kept, so that a token
+    holding part of a character keeps its exact bytes.
+
+    Args:
+        starts, ends: int64 `[K]`, spans in `new_texts`.
+        rows: int64 `[K]`, the row of `new_texts` of each span.
+        new_texts: string `[R]`, valid UTF-8.
+        old_starts, old_ends: int64 `[C]`, per character of `new_texts`
+            (flat, row by row), its span in the input text of its row.
+
+    Returns:
+        `(starts, ends)` in the input texts.
+    """
+    char_starts, char_ends, splits = char_spans(new_texts)
+    # A last entry that no span reaches keeps every gather in range.
+    keys = row_ids(splits) * _ROW + char_starts
+    kept_length = (char_ends - char_starts) == (old_ends - old_starts)
+    pad = tf.zeros([1], tf.int64)
+    old_starts = tf.concat([old_starts, pad], 0)
+    old_ends = tf.concat([old_ends, pad], 0)
+    char_starts = tf.concat([char_starts, pad], 0)
+    kept_length = tf.concat([kept_length, [False]], 0)
+    last = tf.size(keys, out_type=tf.int64)
+
+    def moved(at, position, whole):
+        c = _char_at(keys, rows, at)
+        c = tf.where(c < 0, last, c)
+        exact = tf.gather(old_starts, c) + position - tf.gather(char_starts, c)
+        return tf.where(tf.gather(kept_length, c), exact, tf.gather(whole, c))
+
+    new_starts = moved(starts, starts, old_starts)
+    new_ends = moved(ends - 1, ends, old_ends)
+    empty = ends <= starts
+    return new_starts, tf.where(empty, new_starts, new_ends)
+
+
+def to_characters(texts, starts, ends, rows):
+    """Byte spans -> code-point spans, for rows of `texts`.
+
+    A span that starts or ends inside a character covers all of it
+    (Hugging Face's offsets of a byte-level token holding part of an
+    emoji). Invalid UTF-8 counts as `bytes.decode("utf-8", "replace")`
+    counts it: one character per replaced subsequence.
+    """
+    valid = tf.strings.regex_full_match(texts, VALID_UTF8)
+    return tf.cond(
+        tf.reduce_all(valid),
+        lambda: _valid_to_characters(texts, starts, ends, rows),
+        lambda: _decoded_to_characters(texts, starts, ends, rows),
+    )
+
+
+def _valid_to_characters(texts, starts, ends, rows):
+    """`to_characters` for valid UTF-8: a character starts at every byte
+    that is not a continuation byte (`10xxxxxx`), so counting those bytes
+    is enough, with no decoding."""
+    lengths = tf.cast(tf.strings.length(texts), tf.int64)
+    row_starts = tf.cumsum(lengths, exclusive=True)
+    raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
+    leads = tf.cast(tf.bitwise.bitwise_and(raw, 0xC0) != 0x80, tf.int64)
+    before = tf.concat([[0], tf.cumsum(leads)], 0)  # leads before each byte
+    first = tf.gather(row_starts, rows)
+    base = tf.gather(before, first)
+    # The character holding byte `start` (or the end, for a span there).
+    at_end = starts >= tf.gather(lengths, rows)
+    start = tf.where(
+        at_end,
+        tf.gather(before, first + tf.gather(lengths, rows)),
+        tf.gather(
+            before,
+            tf.minimum(
+                first + starts + 1, tf.size(before, out_type=tf.int64) - 1
+            ),
+        )
+        - 1,
+    )
+    end = tf.gather(before, first + ends) - base
+    start = tf.maximum(start - base, 0)
+    return start, tf.maximum(end, start)
+
+
+def _decoded_to_characters(texts, starts, ends, rows):
+    char_starts, _, splits = char_spans(texts)
+    keys = row_ids(splits) * _ROW + char_starts
+    first = tf.gather(splits, rows)
+    start = _char_at(keys, rows, starts)
+    # An empty span at the end of the text (a trimmed space) starts after
+    # the last character, not in it.
+    at_end = starts >= tf.gather(
+        tf.cast(tf.strings.length(texts), tf.int64), rows
+    )
+    start = tf.where(at_end, tf.gather(splits, rows + 1), start)
+    end = tf.searchsorted(keys, rows * _ROW + ends, out_type=tf.int64)
+    start = tf.maximum(start - first, 0)
+    return start, tf.maximum(end - first, start)
