@@ -131,32 +131,12 @@ def pipeline_runner(tokenizer, lines):
     return run
 
 
-def steady_runner(tokenizer, lines, batches=24):
+def steady_runner(function, lines, batches=24):
     """Returns f() -> lines/s of one iterator over the lines repeated to
     about `batches` batches, timed from its first batch: the throughput
     once the iterator runs, without its start-up (which tf.data pays per
-    epoch: 0.15-0.3 s here, most of a 3-batch corpus)."""
-    repeats = max(1, -(-batches * BATCH // len(lines)))
-    ds = tf.data.Dataset.from_tensor_slices(lines).repeat(repeats)
-    ds = ds.batch(BATCH).map(tokenizer, num_parallel_calls=tf.data.AUTOTUNE)
-    ds = ds.prefetch(tf.data.AUTOTUNE)
-
-    def run():
-        iterator = iter(ds)
-        first = next(iterator)
-        done = 0
-        start = time.perf_counter()
-        for ids in iterator:
-            done += int(ids.nrows())
-        del first
-        return done / (time.perf_counter() - start)
-
-    return run
-
-
-def steady_map_runner(function, lines, batches=24):
-    """`steady_runner` for any map function whose first output is the
-    ragged ids."""
+    epoch: 0.15-0.3 s here, most of a 3-batch corpus). `function` is the
+    tokenizer, or any map function whose first output is the ragged ids."""
     repeats = max(1, -(-batches * BATCH // len(lines)))
     ds = tf.data.Dataset.from_tensor_slices(lines).repeat(repeats)
     ds = ds.batch(BATCH).map(function, num_parallel_calls=tf.data.AUTOTUNE)
@@ -168,7 +148,8 @@ def steady_map_runner(function, lines, batches=24):
         done = 0
         start = time.perf_counter()
         for out in iterator:
-            done += int(out[0].nrows())
+            ids = out[0] if isinstance(out, tuple) else out
+            done += int(ids.nrows())
         return done / (time.perf_counter() - start)
 
     return run
@@ -201,14 +182,14 @@ def measure_offsets(repeats, limit, selected=None):
             continue
         tokenizer, hf = build()
         runners = {
-            "tokenize": steady_map_runner(lambda t: (tokenizer(t),), lines),
-            "byte": steady_map_runner(
+            "tokenize": steady_runner(lambda t: (tokenizer(t),), lines),
+            "byte": steady_runner(
                 lambda t: tokenizer.tokenize_with_offsets(
                     t, return_word_ids=True
                 ),
                 lines,
             ),
-            "char": steady_map_runner(
+            "char": steady_runner(
                 lambda t: tokenizer.tokenize_with_offsets(
                     t, unit="char", return_word_ids=True
                 ),
