@@ -21,7 +21,9 @@ from tf_input._validation import check_positive_int
 from tf_input._validation import check_type
 from tf_input.data.cutting import check_tokenizer
 
-TASKS = ("lm", "seq2seq", "encode")
+TASKS = ("lm", "seq2seq", "encode", "token_classification")
+# The tasks whose string labels `label_vocabulary` names.
+LABELLED = ("encode", "token_classification")
 # The batching modes of `make_dataset`, in the order pictures show them.
 BATCHINGS = ("longest", "max_length", "bucket", "pack", "stream")
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
@@ -58,6 +60,7 @@ class Settings:
     separator: object
     skip_empty: bool
     label_vocabulary: dict | None
+    label_all_tokens: bool
 
 
 def check_bucket_boundaries(boundaries, max_length):
@@ -221,6 +224,9 @@ def check_arguments(**given) -> Settings:
         separator=given["separator"],
         skip_empty=check_bool("skip_empty", given["skip_empty"]),
         label_vocabulary=check_label_vocabulary(given["label_vocabulary"]),
+        label_all_tokens=check_bool(
+            "label_all_tokens", given["label_all_tokens"]
+        ),
     )
     _check_combinations(settings)
     return settings
@@ -248,10 +254,24 @@ def _check_combinations(s):
             f"Received: separator={s.separator!r} with "
             f"batching={s.batching!r}."
         )
-    if s.label_vocabulary is not None and s.task != "encode":
+    if s.label_vocabulary is not None and s.task not in LABELLED:
         raise ValueError(
-            '`label_vocabulary` maps the string labels of task="encode" '
-            f"sources to ids. Received: task={s.task!r}."
+            "`label_vocabulary` maps the string labels of task="
+            f'"encode" and "token_classification" sources to ids. '
+            f"Received: task={s.task!r}."
+        )
+    if s.label_all_tokens and s.task != "token_classification":
+        raise ValueError(
+            "`label_all_tokens=True` labels every token of a word, with "
+            'task="token_classification". Received: '
+            f"label_all_tokens=True with task={s.task!r}."
+        )
+    if s.task == "token_classification" and s.batching == "pack":
+        raise ValueError(
+            'task="token_classification" feeds one sentence per row to '
+            'an encoder; batching="pack" would put several in a row that '
+            "the encoder's attention does not keep apart. Use "
+            'batching="longest", "max_length" or "bucket".'
         )
     if s.count_batches and s.data_service is not None:
         raise ValueError(
@@ -287,6 +307,9 @@ def _check_in_order(s):
 
 def check_columns(spec, task, batching, label_vocabulary):
     """What one element holds (`rows.COLUMNS`), checked against the task."""
+    words = isinstance(spec, tuple) and spec[0].shape.rank == 1
+    if task == "token_classification" or words:
+        return _word_columns(spec, task, label_vocabulary)
     if not isinstance(spec, tuple):
         if task == "seq2seq":
             raise ValueError(
@@ -324,6 +347,49 @@ def check_columns(spec, task, batching, label_vocabulary):
             f"with a source of {'pairs' if 'pair' in columns else 'labels'}."
         )
     return columns
+
+
+def _word_columns(spec, task, label_vocabulary):
+    """`task="token_classification"`: `(words, labels)` elements."""
+    if task != "token_classification":
+        raise ValueError(
+            "A source of `(words, labels)` pairs is for "
+            f'task="token_classification". Received: task={task!r}.'
+        )
+    if not (
+        isinstance(spec, tuple)
+        and len(spec) == 2
+        and all(s.shape.rank == 1 for s in spec)
+        and spec[0].dtype == tf.string
+    ):
+        raise ValueError(
+            'task="token_classification" needs (words, labels) pairs: '
+            "the pre-split words of a sentence and one label per word "
+            "(as `read_conll` gives them). Received: a source of "
+            + (
+                "single texts."
+                if not isinstance(spec, tuple)
+                else f"elements {spec}."
+            )
+        )
+    labels = spec[1].dtype
+    if labels == tf.string and label_vocabulary is None:
+        raise ValueError(
+            "String labels need `label_vocabulary=` (the label names, "
+            "label i gets id i) to become ids. Received: string labels "
+            "and no label_vocabulary."
+        )
+    if labels != tf.string and label_vocabulary is not None:
+        raise ValueError(
+            "`label_vocabulary` maps string labels, but the labels are "
+            f"{labels.name} already; leave `label_vocabulary` out."
+        )
+    if labels != tf.string and not labels.is_integer:
+        raise ValueError(
+            "The labels of (words, labels) pairs must be strings or "
+            f"integers. Received: labels of dtype {labels.name}."
+        )
+    return "words+labels"
 
 
 def _encode_columns(strings, dtypes, label_vocabulary):

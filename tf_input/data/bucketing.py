@@ -23,6 +23,7 @@ from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.data.packing import argsort
 from tf_input.data.steps import AUTOTUNE
+from tf_input.data.steps import batch_lines
 from tf_input.data.steps import plain
 from tf_input.data.steps import with_end
 
@@ -368,7 +369,9 @@ def cut_groups(groups, features, targets_, truncated, strip):
 def sample_lengths(lines, plan, sample_size, chunk_size):
     """Padded lengths of the first `sample_size` non-empty examples."""
     lengths = []
-    for chunk in lines.take(sample_size).batch(min(sample_size, chunk_size)):
+    for chunk in batch_lines(
+        lines.take(sample_size), min(sample_size, chunk_size)
+    ):
         chunk = chunk if isinstance(chunk, tuple) else (chunk,)
         lengths.append(plan.lengths(plan.tokenize(*chunk)).numpy())
     return np.concatenate(lengths) if lengths else np.zeros([0], np.int64)

@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input.data.steps import AUTOTUNE
+from tf_input.data.steps import batch_lines
 from tf_input.data.steps import plain
 
 
@@ -52,7 +53,7 @@ def check_not_empty(lines, plan, chunk_size, source):
     Reads until the first chunk that holds one, so a normal source costs
     one chunk's tokenization; an empty one is read to its end.
     """
-    for chunk in lines.batch(chunk_size):
+    for chunk in batch_lines(lines, chunk_size):
         chunk = chunk if isinstance(chunk, tuple) else (chunk,)
         if int(tf.size(plan.kept(*chunk))):
             return
@@ -61,7 +62,7 @@ def check_not_empty(lines, plan, chunk_size, source):
 
 def example_counter(lines, plan, chunk_size):
     """A dataset of `plan.counts` of each chunk: skipped, kept, tokens."""
-    return lines.batch(chunk_size).map(
+    return batch_lines(lines, chunk_size).map(
         plain(plan.counts), num_parallel_calls=AUTOTUNE
     )
 

@@ -25,6 +25,7 @@ from tf_input.data.info import register
 from tf_input.data.rows import Rows
 from tf_input.data.sources import as_dataset
 from tf_input.data.steps import apply
+from tf_input.data.steps import batch_lines
 from tf_input.data.steps import plain
 from tf_input.data.steps import shuffle_chunks
 
@@ -43,6 +44,7 @@ def make_dataset(
     add_special_tokens=True,
     truncation="longest_first",
     label_vocabulary=None,
+    label_all_tokens=False,
     separator=None,
     skip_empty=True,
     shuffle=None,
@@ -145,6 +147,16 @@ def make_dataset(
       `(text_a, text_b, label)` examples (not with `"pack"`): labels `[B]`
       and weights `[B]`, 1 on real rows, 0 on fill rows. String labels
       need `label_vocabulary`. Without labels: `features` alone.
+    * `token_classification`: `(words, labels)` sentences, the words
+      pre-split (as `read_conll` gives them), one label per word. Each
+      word is tokenized on its own (Hugging Face's
+      `is_split_into_words=True`); features as `encode`; labels `[B, S]`,
+      the word's label on its first token, with weight 1 there and 0 on
+      the word's other tokens, on special tokens and on padding
+      (`tokenize_and_align_labels` of Hugging Face's examples).
+      `label_all_tokens=True` puts the label (its `I-` form for a `B-`
+      label) on every token of the word, each with weight 1. Not with
+      `"pack"` or `"stream"`.
     * `seq2seq`: `encoder_token_ids`, `encoder_padding_mask`,
       `decoder_token_ids` (`<sos>` + target), `decoder_padding_mask`;
       labels are target + `<eos>`, weights 1 on each of them. The
@@ -156,10 +168,12 @@ def make_dataset(
             `(sources, targets)` of two lists; a file path or glob (`str`),
             or a list of `pathlib.Path` (one example per line, files
             interleaved); or a `tf.data.Dataset` of scalar strings or pairs.
+            For `token_classification`: a list of `(words, labels)` pairs
+            of lists, or a dataset of `(words, labels)` 1-D tensors.
         tokenizer: a `tf_input` tokenizer built with
             `add_special_tokens=False`.
-        task: str, one of `"lm"`, `"seq2seq"`, `"encode"`. Defaults to
-            `"lm"`.
+        task: str, one of `"lm"`, `"seq2seq"`, `"encode"`,
+            `"token_classification"`. Defaults to `"lm"`.
         batch_size: int. Rows per batch (bucket mode: see
             `tokens_per_batch`).
         max_length: int. The longest row, special tokens included (the
@@ -178,7 +192,12 @@ def make_dataset(
             labels (`task="encode"`): a list (label `i` gets id `i`) or a
             dict name -> id. A label not in it stops the pipeline, naming
             it. Without it, an element of two strings is a sentence pair.
-            Defaults to `None`.
+            Also the word labels of `token_classification`. Defaults to
+            `None`.
+        label_all_tokens: bool. `token_classification`: every token of a
+            word is a target, not only the first (a `B-X` label becomes
+            `I-X` after the first token when `label_vocabulary` names
+            `I-X`). Defaults to `False`.
         separator: None, int, str or list of int. With `"stream"`, the
             token(s) after each text: an id, a token of the vocabulary, a
             list of ids (`[]`: nothing). Defaults to `None`: the
@@ -316,6 +335,7 @@ def make_dataset(
         separator=separator,
         skip_empty=skip_empty,
         label_vocabulary=label_vocabulary,
+        label_all_tokens=label_all_tokens,
     )
     check_tokenizers(tokenizer, target_tokenizer, s.task)
     lines, plan = _rows(
@@ -403,6 +423,7 @@ def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
         separator=s.separator,
         skip_empty=s.skip_empty,
         label_vocabulary=s.label_vocabulary,
+        label_all_tokens=s.label_all_tokens,
     )
     return lines, plan
 
@@ -450,7 +471,7 @@ def _chunks(s, lines, plan):
     they run in the same map as the padding (see `batching.batches`).
     """
     pending = [plan.tokenize] + ([plan.pack] if s.batching == "pack" else [])
-    chunks = lines.batch(s.chunk_size)
+    chunks = batch_lines(lines, s.chunk_size)
     if (
         s.cache is not False
         or s.shuffle

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from tf_input._feature_names import MASK_DTYPE
 from tf_input._feature_names import WEIGHT_DTYPE
+from tf_input._ragged import row_ids
 from tf_input.data import packing
 from tf_input.data import selection
 from tf_input.data import targets
@@ -30,12 +31,19 @@ from tf_input.data.cutting import stream_separator
 from tf_input.data.cutting import token_ids
 from tf_input.tokenizers._tables import lookup_table
 
-TASKS = ("lm", "seq2seq", "encode")
+TASKS = ("lm", "seq2seq", "encode", "token_classification")
 # Modes whose rows are padded to `max_length` as soon as they are tokenized.
 PADDED = ("longest", "max_length")
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 # What one element of the source holds.
-COLUMNS = ("text", "text+label", "pair", "pair+label", "seq2seq")
+COLUMNS = (
+    "text",
+    "text+label",
+    "pair",
+    "pair+label",
+    "seq2seq",
+    "words+labels",
+)
 
 
 class Rows:
@@ -47,7 +55,9 @@ class Rows:
     `separator` (`"stream"`: the ids put between texts, see
     `cutting.stream_separator`); `skip_empty` (False: an example with no
     token keeps its row, as served); `label_vocabulary` (string labels ->
-    ids: a dict, checked by the caller).
+    ids: a dict, checked by the caller); `label_all_tokens`
+    (`"words+labels"`: every token of a word is a target, not only its
+    first).
     """
 
     def __init__(
@@ -64,6 +74,7 @@ class Rows:
         separator=None,
         skip_empty=True,
         label_vocabulary=None,
+        label_all_tokens=False,
     ):
         check_tokenizer("tokenizer", tokenizer)
         self.task = task
@@ -81,6 +92,8 @@ class Rows:
         self.fill_id = empty_text_id(tokenizer)
         self.label_names = dict(label_vocabulary or {})
         self.label_table = _label_table(self.label_names)
+        self.label_all_tokens = label_all_tokens
+        self.inside_table = _inside_table(self.label_names)
         self._set_specials(add_special_tokens, separator)
         if task == "seq2seq":
             self._set_target()
@@ -169,6 +182,12 @@ class Rows:
             texts, second = batch
         elif self.columns == "pair+label":
             texts, second, parts["labels"] = batch
+        elif self.columns == "words+labels":
+            parts = self._tokenize_words(*batch)
+            keep = parts["ids"].row_lengths() > 0
+            if not self.skip_empty:
+                keep = tf.ones_like(keep)
+            return parts, tf.reshape(tf.where(keep), [-1])
         else:  # seq2seq
             texts, second = batch
         parts["ids"] = token_ids(self.tokenizer, texts)
@@ -182,6 +201,60 @@ class Rows:
         if not self.skip_empty:
             keep = tf.ones_like(keep)
         return parts, tf.reshape(tf.where(keep), [-1])
+
+    def _tokenize_words(self, words, labels):
+        """`(words, labels)` sentences -> ragged `ids`, `token_labels` and
+        `token_weights` (int32, 1 on a target), one row per sentence.
+
+        Each word is tokenized alone, as Hugging Face's fast tokenizers
+        do with `is_split_into_words=True`: the word's label goes on its
+        first token (weight 1) and its other tokens get weight 0, or, with
+        `label_all_tokens`, the same label (its `I-` form for a `B-`
+        label, as `run_ner.py` does) with weight 1. A word that gives no
+        token (e.g. only characters the tokenizer removes) carries no
+        label, as in Hugging Face.
+        """
+        check = tf.debugging.Assert(
+            tf.reduce_all(tf.equal(words.row_lengths(), labels.row_lengths())),
+            [
+                "Each (words, labels) pair needs the same number of words "
+                "and labels. Received pairs of lengths (words, labels):",
+                words.row_lengths(),
+                labels.row_lengths(),
+            ],
+            summarize=10,
+        )
+        with tf.control_dependencies([check]):
+            word_labels = labels.flat_values
+        if self.label_table is not None:
+            word_labels = self._label_ids(word_labels)
+        word_labels = tf.cast(word_labels, tf.int32)
+        pieces = token_ids(self.tokenizer, words.flat_values)
+        word = row_ids(pieces.row_splits)
+        first = tf.equal(
+            tf.range(tf.size(word, out_type=tf.int64)),
+            tf.gather(pieces.row_splits, word),
+        )
+        token_labels = tf.gather(word_labels, word)
+        if self.label_all_tokens:
+            if self.inside_table is not None:
+                inside = self.inside_table.lookup(token_labels)
+                token_labels = tf.where(first, token_labels, inside)
+            weights = tf.ones_like(token_labels)
+        else:
+            weights = tf.cast(first, tf.int32)
+        splits = tf.gather(pieces.row_splits, words.row_splits)
+
+        def sentences(values):
+            return tf.RaggedTensor.from_row_splits(
+                values, splits, validate=False
+            )
+
+        return {
+            "ids": sentences(pieces.flat_values),
+            "token_labels": sentences(token_labels),
+            "token_weights": sentences(weights),
+        }
 
     def _label_ids(self, labels):
         """String labels -> int32 ids by `label_vocabulary`; a label
@@ -266,6 +339,24 @@ class Rows:
             rows["ids"], truncated = select_rows(
                 parts["ids"], index, self.capacity, self.start, self.end
             )
+        # Per-token targets follow the ids: 0 (not a target) on specials.
+        for key in ("token_labels", "token_weights"):
+            if key not in parts:
+                continue
+            start, end = [0] * len(self.start), [0] * len(self.end)
+            if self.batching in PADDED:
+                rows[key], _, _ = pad_rows(
+                    parts[key],
+                    index,
+                    self.capacity,
+                    start,
+                    end,
+                    self.max_length,
+                )
+            else:
+                rows[key], _ = select_rows(
+                    parts[key], index, self.capacity, start, end
+                )
         if "target" in parts:
             target = (parts["target"], index, self.target_capacity)
             if self.batching in PADDED:
@@ -420,7 +511,7 @@ class Rows:
             features["padding_mask"] = tf.cast(example_ids > 0, MASK_DTYPE)
         else:
             features["padding_mask"] = mask(dense["lengths"])
-        if self.task == "encode":
+        if self.task in ("encode", "token_classification"):
             features["segment_ids"] = dense.get("types", tf.zeros_like(ids))
         if example_ids is not None:
             features["example_ids"] = example_ids
@@ -431,6 +522,9 @@ class Rows:
             # Every real row has a token; fill rows have none.
             weights = tf.cast(dense["lengths"] > 0, WEIGHT_DTYPE)
             return features, dense["labels"], weights
+        if self.task == "token_classification":
+            weights = tf.cast(dense["token_weights"], WEIGHT_DTYPE)
+            return features, dense["token_labels"], weights
         labels, weights = targets.lm_targets(ids, dense["lengths"], example_ids)
         return features, labels, weights
 
@@ -496,6 +590,27 @@ def cut_to_longest(features, labels=None, weights=None, *rest):
     if labels is not None and labels.shape.rank == 2:
         labels, weights = labels[:, :size], weights[:, :size]
     return (cut, labels, weights, *rest)
+
+
+def _inside_table(label_names):
+    """A table label id -> the id of its `I-` form for each `B-` label
+    whose `I-` form is named too, and -> itself for every other label; or
+    None when no label has both forms."""
+    inside = {
+        i: label_names["I-" + name[2:]]
+        for name, i in label_names.items()
+        if name.startswith("B-") and "I-" + name[2:] in label_names
+    }
+    if not inside:
+        return None
+    mapping = {i: inside.get(i, i) for i in label_names.values()}
+    return lookup_table(
+        list(mapping),
+        list(mapping.values()),
+        -1,
+        key_dtype=tf.int32,
+        value_dtype=tf.int32,
+    )
 
 
 def _label_table(label_names):

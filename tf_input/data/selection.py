@@ -25,7 +25,8 @@ def feature_names(task, batching):
     """The features a task and batching produce, in order."""
     if task == "seq2seq":
         return SEQ2SEQ_FEATURES
-    names = ENCODE_FEATURES if task == "encode" else LM_FEATURES
+    encoders = ("encode", "token_classification")
+    names = ENCODE_FEATURES if task in encoders else LM_FEATURES
     if batching == "pack":
         names = names + PACK_EXTRA
     return names

@@ -5,9 +5,12 @@ Accepted forms (see `make_dataset`):
 * a list (or tuple, or 1-D array) of strings: one example each;
 * a list of `(source, target)` pairs, or a tuple of two equally long lists
   `(sources, targets)`;
+* a list of `(words, labels)` pairs, two equally long lists each (the
+  sentences of `read_conll`, for `task="token_classification"`);
 * a file path or glob pattern (`str` or `os.PathLike`), or a list of
   `os.PathLike` paths: one example per line, several files interleaved;
-* a `tf.data.Dataset` of scalar strings or of pairs of scalars.
+* a `tf.data.Dataset` of scalar strings, of tuples of scalars, or of
+  `(words, labels)` pairs of 1-D tensors.
 
 A list of plain `str` is always read as texts, never as file names: pass
 paths as `pathlib.Path` objects, or one glob pattern as a single string.
@@ -76,6 +79,57 @@ def _pair_value(value, name):
         f"The {name} of `source` must be strings or numbers. "
         f"Received: items of dtype {array.dtype}."
     )
+
+
+def _is_words(item) -> bool:
+    """Whether an element of `source` is `(words, labels)`: two lists."""
+    return (
+        _is_pair(item)
+        and len(item) == 2
+        and all(isinstance(x, (list, tuple, np.ndarray)) for x in item)
+    )
+
+
+def _word_sentences(source):
+    """A list of `(words, labels)` pairs -> a dataset of `(words, labels)`
+    1-D ragged elements (built from flat lists: one `tf.constant` each)."""
+    words, labels, lengths = [], [], []
+    for i, item in enumerate(source):
+        if not _is_words(item):
+            raise ValueError(
+                "`source` must be all `(words, labels)` pairs of lists (or "
+                f"all texts, or all tuples). Received: source[{i}]={item!r}."
+            )
+        if len(item[0]) != len(item[1]):
+            raise ValueError(
+                f"Each `(words, labels)` pair needs one label per word: "
+                f"source[{i}] has {len(item[0])} words and {len(item[1])} "
+                f"labels. Received: source[{i}]={item!r}."
+            )
+        if not all(isinstance(word, str) for word in item[0]):
+            raise ValueError(
+                "The words of a `(words, labels)` pair must be strings. "
+                f"Received: source[{i}]={item!r}."
+            )
+        words.extend(item[0])
+        labels.extend(item[1])
+        lengths.append(len(item[0]))
+    kinds = {type(label) for label in labels}
+    if labels and not (
+        kinds <= {str} or all(isinstance(x, (int, np.integer)) for x in labels)
+    ):
+        raise ValueError(
+            "The labels of `(words, labels)` pairs must be all strings or "
+            f"all integers. Received: labels of types "
+            f"{sorted(k.__name__ for k in kinds)}."
+        )
+    dtype = tf.string if kinds <= {str} else tf.int32
+    lengths = tf.constant(lengths, tf.int64)
+    columns = tuple(
+        tf.RaggedTensor.from_row_lengths(tf.constant(flat, dtype), lengths)
+        for flat, dtype in ((words, tf.string), (labels, dtype))
+    )
+    return tf.data.Dataset.from_tensor_slices(columns)
 
 
 def check_encoding(encoding, errors):
@@ -264,6 +318,13 @@ def _files(patterns, deterministic, encoding="utf-8", errors="strict"):
 
 def _check_dataset(dataset):
     spec = dataset.element_spec
+    if (
+        isinstance(spec, tuple)
+        and len(spec) == 2
+        and all(s.shape.rank == 1 for s in spec)
+        and spec[0].dtype == tf.string
+    ):
+        return dataset, True  # (words, labels)
     if isinstance(spec, tf.TensorSpec) and spec.dtype == tf.string:
         if spec.shape.rank == 0:
             return dataset, False
@@ -276,9 +337,10 @@ def _check_dataset(dataset):
     ):
         return dataset, True
     raise ValueError(
-        "A `source` dataset must yield scalar strings, or tuples of two or "
+        "A `source` dataset must yield scalar strings, tuples of two or "
         "three scalars (`(text, target)`, `(text_a, text_b)`, `(text_a, "
-        "text_b, label)`; use `dataset.unbatch()` on a batched dataset). "
+        "text_b, label)`; use `dataset.unbatch()` on a batched dataset), "
+        "or `(words, labels)` pairs of 1-D tensors. "
         f"Received: element_spec={spec}."
     )
 
@@ -324,6 +386,10 @@ def as_dataset(source, deterministic=None, encoding="utf-8", errors="strict"):
         )
     if all(isinstance(item, str) for item in source):
         return tf.data.Dataset.from_tensor_slices(list(source)), False
+    if _is_words(source[0]) and (
+        len(source[0][0]) == 0 or not _is_pair(source[0][0][0])
+    ):
+        return _word_sentences(source), True
     if (
         isinstance(source, tuple)
         and len(source) in (2, 3)

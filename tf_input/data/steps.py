@@ -1,6 +1,7 @@
 """The `tf.data` steps the pipeline is made of, and how they run.
 
 * `plain`: a graph function without AutoGraph.
+* `batch_lines`: examples -> chunks of examples.
 * `apply`: a chain of chunk functions in one parallel `map`.
 * `map_inline`: a small per-batch function run on the calling thread.
 * `with_end`: a dataset's elements flagged, then one end element, for the
@@ -24,6 +25,14 @@ def plain(function):
     """`function` for `tf.data`, without AutoGraph: faster to trace, and
     the graph functions here have no Python control flow on tensors."""
     return tf.autograph.experimental.do_not_convert(function)
+
+
+def batch_lines(lines, size):
+    """`lines.batch(size)`; examples of 1-D tensors (`(words, labels)`),
+    whose lengths differ, batch into ragged `[size, (words)]`."""
+    if any(spec.shape.rank for spec in tf.nest.flatten(lines.element_spec)):
+        return lines.ragged_batch(size)
+    return lines.batch(size)
 
 
 def map_inline(dataset, function):

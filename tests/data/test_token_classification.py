@@ -1,0 +1,301 @@
+"""`make_dataset(task="token_classification")` against Hugging Face.
+
+The reference is `tokenize_and_align_labels` of Hugging Face's
+token-classification examples (`run_ner.py`), run on `tokenizers`' own
+`encode(words, is_pretokenized=True)` with truncation to `max_length`,
+which is what a fast tokenizer called with `is_split_into_words=True`
+does: the label of a word on its first token, -100 (here: weight 0) on
+its other tokens and on the special tokens.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests.shared_data import data_path
+from tests.shared_data import requires_shared_data
+from tf_input.data import make_dataset
+from tf_input.data import read_conll
+from tf_input.tokenizers import load_tokenizer
+
+pytestmark = requires_shared_data
+
+UD = "zh_gsdsimp-ud-test.conllu"
+TOKENIZERS = {"bert": "bert_uncased", "qwen3": "qwen3"}
+
+
+def hf_aligned(hf, sentences, names, max_length, label_all_tokens=False):
+    """`(ids, labels)` per sentence, as `tokenize_and_align_labels` gives
+    them (-100: not a target)."""
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_str(hf.to_str())
+    hf.enable_truncation(max_length)
+    b_to_i = {
+        i: names.index("I-" + name[2:])
+        for i, name in enumerate(names)
+        if name.startswith("B-") and "I-" + name[2:] in names
+    }
+    out = []
+    for words, tags in sentences:
+        encoding = hf.encode(words, is_pretokenized=True)
+        labels, previous = [], None
+        for word in encoding.word_ids:
+            if word is None:
+                labels.append(-100)
+            elif word != previous:
+                labels.append(names.index(tags[word]))
+            elif label_all_tokens:
+                label = names.index(tags[word])
+                labels.append(b_to_i.get(label, label))
+            else:
+                labels.append(-100)
+            previous = word
+        out.append((encoding.ids, labels))
+    return out
+
+
+def ours(dataset):
+    """`(ids, labels)` per row of every batch, -100 where the weight is 0."""
+    out = []
+    for features, labels, weights in dataset:
+        ids, mask = features["token_ids"].numpy(), features["padding_mask"]
+        labels, weights = labels.numpy(), weights.numpy()
+        for row in range(ids.shape[0]):
+            size = int(np.sum(mask[row]))
+            if size == 0:
+                continue
+            row_labels = np.where(weights[row] > 0, labels[row], -100)
+            out.append((ids[row, :size].tolist(), row_labels[:size].tolist()))
+    return out
+
+
+def load(name):
+    from tokenizers import Tokenizer
+
+    path = data_path("llm", TOKENIZERS[name], "tokenizer.json")
+    return load_tokenizer(path, add_special_tokens=False), Tokenizer.from_file(
+        str(path)
+    )
+
+
+@pytest.fixture(scope="module")
+def ud():
+    sentences = list(read_conll(data_path("corpora", UD)))
+    names = sorted({tag for _, tags in sentences for tag in tags})
+    return sentences, names
+
+
+@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+def test_ud_file_aligned_as_hugging_face(ud, name):
+    sentences, names = ud
+    tokenizer, hf = load(name)
+    max_length = 48  # short enough that many sentences are cut
+    ds = make_dataset(
+        sentences,
+        tokenizer,
+        task="token_classification",
+        label_vocabulary=names,
+        batch_size=32,
+        max_length=max_length,
+    )
+    want = hf_aligned(hf, sentences, names, max_length)
+    assert len(want) == len(sentences) == 500
+    assert sum(len(ids) == max_length for ids, _ in want) > 40
+    assert ours(ds) == want
+
+
+def test_label_all_tokens_turns_b_into_i(ud):
+    tokenizer, hf = load("bert")
+    # BIO tags over the UD words: a noun phrase's first word B-, the rest I-.
+    sentences = []
+    for words, tags in ud[0][:200]:
+        bio, previous = [], None
+        for tag in tags:
+            if tag in ("NOUN", "PROPN"):
+                bio.append(("I-" if previous == tag else "B-") + tag)
+            else:
+                bio.append("O")
+            previous = tag
+        sentences.append((words, bio))
+    names = ["O", "B-NOUN", "I-NOUN", "B-PROPN", "I-PROPN"]
+    ds = make_dataset(
+        sentences,
+        tokenizer,
+        task="token_classification",
+        label_vocabulary=names,
+        label_all_tokens=True,
+        batch_size=16,
+        max_length=64,
+    )
+    want = hf_aligned(hf, sentences, names, 64, label_all_tokens=True)
+    got = ours(ds)
+    assert got == want
+    # Words of several tokens are there, so the B -> I rule was exercised.
+    assert any(
+        b in labels and names.index("I-" + names[b][2:]) in labels
+        for _, labels in want
+        for b in (1, 3)
+    )
+
+
+@pytest.mark.parametrize("batching", ["max_length", "bucket"])
+def test_every_batching_gives_the_same_rows(ud, batching):
+    sentences, names = ud
+    tokenizer, _ = load("bert")
+
+    def rows(**kwargs):
+        return sorted(
+            map(
+                repr,
+                ours(
+                    make_dataset(
+                        sentences[:120],
+                        tokenizer,
+                        task="token_classification",
+                        label_vocabulary=names,
+                        batch_size=16,
+                        max_length=40,
+                        **kwargs,
+                    )
+                ),
+            )
+        )
+
+    assert rows(batching=batching) == rows()
+
+
+def test_integer_labels_and_a_dataset_source(ud):
+    sentences, names = ud
+    tokenizer, hf = load("bert")
+    numbered = [(w, [names.index(t) for t in tags]) for w, tags in sentences]
+    source = tf.data.Dataset.from_generator(
+        lambda: iter(numbered),
+        output_signature=(
+            tf.TensorSpec([None], tf.string),
+            tf.TensorSpec([None], tf.int32),
+        ),
+    )
+    ds = make_dataset(
+        source,
+        tokenizer,
+        task="token_classification",
+        batch_size=32,
+        max_length=64,
+    )
+    assert ours(ds) == hf_aligned(hf, sentences, names, 64)
+    # A list of integer labels, no label_vocabulary.
+    ds = make_dataset(
+        numbered[:50],
+        tokenizer,
+        task="token_classification",
+        batch_size=8,
+        max_length=64,
+    )
+    assert ours(ds) == hf_aligned(hf, sentences[:50], names, 64)
+
+
+def test_weights_are_zero_on_specials_padding_and_fill_rows(ud):
+    sentences, names = ud
+    tokenizer, _ = load("bert")
+    ds = make_dataset(
+        sentences[:10],
+        tokenizer,
+        task="token_classification",
+        label_vocabulary=names,
+        batch_size=4,
+        max_length=32,
+        batching="max_length",
+    )
+    batches = list(ds)
+    assert len(batches) == 3
+    features, labels, weights = batches[-1]
+    assert weights.shape == labels.shape == (4, 32)
+    assert weights.dtype == tf.float32 and labels.dtype == tf.int32
+    mask = features["padding_mask"].numpy()
+    assert not mask[2:].any() and not weights.numpy()[2:].any()
+    ids = features["token_ids"].numpy()
+    specials = np.isin(
+        ids, [tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]")]
+    )
+    assert not weights.numpy()[specials].any()
+    assert set(features) == {"token_ids", "padding_mask", "segment_ids"}
+
+
+def test_bad_sources_say_what_is_wrong(ud):
+    tokenizer, _ = load("bert")
+    kwargs = dict(task="token_classification", batch_size=2, max_length=16)
+    with pytest.raises(ValueError, match=r"source\[1\].*2 words and 3 labels"):
+        make_dataset(
+            [(["a"], ["X"]), (["b", "c"], ["X", "Y", "Z"])],
+            tokenizer,
+            label_vocabulary=["X", "Y", "Z"],
+            **kwargs,
+        )
+    with pytest.raises(ValueError, match="needs .words, labels. pairs"):
+        make_dataset(["a text"], tokenizer, **kwargs)
+    with pytest.raises(ValueError, match='batching="pack"'):
+        make_dataset([(["a"], [1])], tokenizer, batching="pack", **kwargs)
+    with pytest.raises(ValueError, match="label_all_tokens"):
+        make_dataset(
+            ["a"], tokenizer, batch_size=2, max_length=8, label_all_tokens=True
+        )
+    # Found when the dataset is made: the counting pass reads the labels.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="nope"):
+        make_dataset(
+            [(["a"], ["X"]), (["b"], ["nope"])],
+            tokenizer,
+            label_vocabulary=["X"],
+            **kwargs,
+        )
+    source = tf.data.Dataset.from_tensor_slices(
+        (tf.ragged.constant([["a", "b"]]), tf.ragged.constant([[1]]))
+    )
+    with pytest.raises(tf.errors.InvalidArgumentError, match="same number"):
+        list(make_dataset(source, tokenizer, **kwargs))
+
+
+def test_a_keras_hub_bert_tagger_learns_the_ud_tags(ud):
+    """A small BERT backbone with a per-token head, fed the batches as
+    they are: the loss over the first tokens of words falls, and the
+    tagger beats tagging every word with the most common tag."""
+    import keras
+    import keras_hub
+
+    sentences, names = ud
+    tokenizer, _ = load("bert")
+    keras.utils.set_random_seed(1)
+    backbone = keras_hub.models.BertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(),
+        num_layers=1,
+        num_heads=2,
+        hidden_dim=32,
+        intermediate_dim=64,
+        max_sequence_length=64,
+    )
+    logits = keras.layers.Dense(len(names))(backbone.output["sequence_output"])
+    model = keras.Model(backbone.input, logits)
+    ds = make_dataset(
+        sentences,
+        tokenizer,
+        task="token_classification",
+        label_vocabulary=names,
+        batch_size=16,
+        max_length=64,
+        batching="bucket",
+        shuffle=True,
+        seed=0,
+        features=model,
+    )
+    model.compile(
+        keras.optimizers.Adam(3e-3),
+        keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight"
+        ),
+        weighted_metrics=["accuracy"],
+    )
+    history = model.fit(ds, epochs=6, verbose=0).history
+    assert history["loss"][-1] < 0.8 * history["loss"][0]
+    tags = [tag for _, labels in sentences for tag in labels]
+    majority = max(tags.count(name) for name in names) / len(tags)
+    assert history["accuracy"][-1] > majority + 0.1
