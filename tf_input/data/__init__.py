@@ -8,7 +8,11 @@
 * `segment_attention_mask(example_ids)`: the block-diagonal attention mask
   of packed rows.
 * `read_conll(path)`: the `(words, labels)` sentences of a CoNLL-U or
-  CoNLL-2003 file.
+  CoNLL-2003 file (`task="token_classification"`).
+* `predict_answers(model, dataset, contexts)` and
+  `postprocess_qa_predictions(...)`: the answers of a question answering
+  model, from the start and end logits of its rows
+  (`task="question_answering"`).
 """
 
 from tf_input.data.conll import read_conll
@@ -17,6 +21,8 @@ from tf_input.data.info import PipelineInfo
 from tf_input.data.info import pipeline_info
 from tf_input.data.packing import segment_attention_mask
 from tf_input.data.pipeline import make_dataset
+from tf_input.data.question_answering import postprocess_qa_predictions
+from tf_input.data.question_answering import predict_answers
 from tf_input.data.stats import stats
 
 __all__ = [
@@ -24,6 +30,8 @@ __all__ = [
     "SkippedExamplesWarning",
     "make_dataset",
     "pipeline_info",
+    "postprocess_qa_predictions",
+    "predict_answers",
     "read_conll",
     "segment_attention_mask",
     "stats",

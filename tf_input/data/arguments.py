@@ -21,7 +21,13 @@ from tf_input._validation import check_positive_int
 from tf_input._validation import check_type
 from tf_input.data.cutting import check_tokenizer
 
-TASKS = ("lm", "seq2seq", "encode", "token_classification")
+TASKS = (
+    "lm",
+    "seq2seq",
+    "encode",
+    "token_classification",
+    "question_answering",
+)
 # The tasks whose string labels `label_vocabulary` names.
 LABELLED = ("encode", "token_classification")
 # The batching modes of `make_dataset`, in the order pictures show them.
@@ -61,6 +67,7 @@ class Settings:
     skip_empty: bool
     label_vocabulary: dict | None
     label_all_tokens: bool
+    stride: int | None
 
 
 def check_bucket_boundaries(boundaries, max_length):
@@ -227,6 +234,7 @@ def check_arguments(**given) -> Settings:
         label_all_tokens=check_bool(
             "label_all_tokens", given["label_all_tokens"]
         ),
+        stride=check_optional_int("stride", given["stride"], 0),
     )
     _check_combinations(settings)
     return settings
@@ -266,6 +274,14 @@ def _check_combinations(s):
             'task="token_classification". Received: '
             f"label_all_tokens=True with task={s.task!r}."
         )
+    if s.task == "question_answering":
+        _check_question_answering(s)
+    elif s.stride is not None:
+        raise ValueError(
+            "`stride` is the overlap of a long context's windows, with "
+            f'task="question_answering". Received: stride={s.stride} '
+            f"with task={s.task!r}."
+        )
     if s.task == "token_classification" and s.batching == "pack":
         raise ValueError(
             'task="token_classification" feeds one sentence per row to '
@@ -282,6 +298,29 @@ def _check_combinations(s):
         )
     if not s.skip_empty:
         _check_in_order(s)
+
+
+def _check_question_answering(s):
+    if s.batching in ("pack", "stream"):
+        raise ValueError(
+            'task="question_answering" gives each window of a context its '
+            f"own row, with its answer's positions in that row; "
+            f"batching={s.batching!r} would join rows. Use "
+            'batching="longest", "max_length" or "bucket".'
+        )
+    if not s.skip_empty:
+        raise ValueError(
+            'task="question_answering" gives one row per window of each '
+            "context, not one per input: `skip_empty=False` cannot keep "
+            "rows in line with the inputs. Leave it out; each row's "
+            "`example_index` says which example it comes from."
+        )
+    if s.stride is not None and s.stride >= s.max_length:
+        raise ValueError(
+            "`stride` (the tokens two windows of a context share) must be "
+            f"less than max_length={s.max_length}. Received: "
+            f"stride={s.stride}."
+        )
 
 
 def _check_in_order(s):
@@ -307,6 +346,8 @@ def _check_in_order(s):
 
 def check_columns(spec, task, batching, label_vocabulary):
     """What one element holds (`rows.COLUMNS`), checked against the task."""
+    if task == "question_answering":
+        return _qa_columns(spec)
     words = isinstance(spec, tuple) and spec[0].shape.rank == 1
     if task == "token_classification" or words:
         return _word_columns(spec, task, label_vocabulary)
@@ -347,6 +388,34 @@ def check_columns(spec, task, batching, label_vocabulary):
             f"with a source of {'pairs' if 'pair' in columns else 'labels'}."
         )
     return columns
+
+
+def _qa_columns(spec):
+    """`task="question_answering"`: `(question, context)` or `(question,
+    context, answer_start, answer_text)` elements."""
+    dtypes = [s.dtype for s in spec] if isinstance(spec, tuple) else []
+    scalars = isinstance(spec, tuple) and all(s.shape.rank == 0 for s in spec)
+    if scalars and dtypes == [tf.string, tf.string]:
+        return "question+context"
+    if (
+        scalars
+        and len(dtypes) == 4
+        and dtypes[:2] == [tf.string, tf.string]
+        and dtypes[2].is_integer
+        and dtypes[3] == tf.string
+    ):
+        return "question+context+answer"
+    raise ValueError(
+        'task="question_answering" takes (question, context) examples (to '
+        "predict), or (question, context, answer_start, answer_text) (to "
+        "train: the answer's first character in the context, and its "
+        "text). Received: "
+        + (
+            f"elements of dtypes {[d.name for d in dtypes]}."
+            if dtypes
+            else "a source of single texts."
+        )
+    )
 
 
 def _word_columns(spec, task, label_vocabulary):

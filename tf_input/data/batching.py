@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from tf_input._feature_names import FILL_VALUES
 from tf_input.data import bucketing
 from tf_input.data import targets
 from tf_input.data.rows import cut_to_longest
@@ -100,14 +101,7 @@ def batches(
             # complete the last partial batch; the batch they would start
             # on their own is dropped by `drop_remainder=True` below, so
             # no batch is ever all padding.
-            rows = tf.nest.map_structure(
-                lambda spec: (
-                    tf.zeros([batch_size - 1, *spec.shape[1:]], spec.dtype)
-                    if isinstance(spec, tf.TensorSpec)
-                    else None
-                ),  # no labels or weights
-                padded.element_spec,
-            )
+            rows = _fill_rows(padded.element_spec, batch_size - 1)
             padded = padded.concatenate(tf.data.Dataset.from_tensors(rows))
         return padded.rebatch(batch_size, drop_remainder=True)
 
@@ -123,6 +117,25 @@ def batches(
             lambda *element: strip(*cut_to_longest(*element)[:3]),
         )
     return dataset, counted
+
+
+def _fill_rows(spec, count):
+    """`count` all-padding rows of elements of `spec`: 0, or the feature's
+    `FILL_VALUES` (None for absent labels or weights)."""
+
+    def fill(spec, value=0):
+        if not isinstance(spec, tf.TensorSpec):
+            return None
+        return tf.fill([count, *spec.shape[1:]], tf.constant(value, spec.dtype))
+
+    features, *targets = spec if isinstance(spec, tuple) else (spec,)
+    rows = {
+        name: fill(feature, FILL_VALUES.get(name, 0))
+        for name, feature in features.items()
+    }
+    if not targets:
+        return rows
+    return (rows, *tf.nest.map_structure(fill, tuple(targets)))
 
 
 def stream(

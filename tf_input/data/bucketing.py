@@ -19,6 +19,7 @@ import functools
 import numpy as np
 import tensorflow as tf
 
+from tf_input._feature_names import FILL_VALUES
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.data.packing import argsort
@@ -321,7 +322,8 @@ def cut_groups(groups, features, targets_, truncated, strip):
 
     Each bucket's batches are cut from the padded rows in one piece: its
     rows, cut to its boundary, a partial last batch completed with
-    all-padding rows (every feature 0, as `finalize` fills), reshaped to
+    all-padding rows (every feature 0, or its `FILL_VALUES`, as `finalize`
+    fills), reshaped to
     `[n, b, length]` and handed out by `from_tensor_slices`. No function
     runs once per batch (a per-batch `finalize` costs more than the
     tokenizer's share of a batch of short lines; see benchmarks/README.md).
@@ -338,18 +340,36 @@ def cut_groups(groups, features, targets_, truncated, strip):
         padding = tf.stack([tf.stack([zero, fill]), [0, 0]])
         shape = tf.stack([count, size, length])
 
-        def cut(value):
+        def cut(value, fill=0):
             if value is None:
                 return None
-            if value.shape.rank == 1:  # classification labels
+            if isinstance(value, dict):  # labels of several outputs
+                return {name: cut(v) for name, v in value.items()}
+            if value.shape.rank == 1:  # per-row labels and features
                 value = tf.slice(value, begin[:1], extent[:1])
-                value = tf.pad(value, padding[:1])
+                value = tf.pad(value, padding[:1], constant_values=fill)
                 return tf.reshape(value, shape[:2])
-            value = tf.pad(tf.slice(value, begin, extent), padding)
-            return tf.reshape(value, shape)
+            # Trailing dimensions (the offsets' 2) are taken whole.
+            more = value.shape.rank - 2
+            value = tf.pad(
+                tf.slice(
+                    value,
+                    tf.concat([begin, tf.zeros([more], tf.int64)], 0),
+                    tf.concat([extent, tf.fill([more], np.int64(-1))], 0),
+                ),
+                tf.concat([padding, tf.zeros([more, 2], tf.int64)], 0),
+                constant_values=fill,
+            )
+            trailing = tf.shape(value, out_type=tf.int64)[2:]
+            return tf.reshape(
+                value, tf.concat([tf.cast(shape, tf.int64), trailing], 0)
+            )
 
         mine = (
-            {name: cut(v) for name, v in features.items()},
+            {
+                name: cut(v, FILL_VALUES.get(name, 0))
+                for name, v in features.items()
+            },
             *(cut(v) for v in targets_),
         )
         if truncated:

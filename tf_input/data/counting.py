@@ -93,7 +93,13 @@ def num_batches(s, totals, counted):
     say it (one row per example, or one stream), else by one pass over
     the counting twin. `assert_cardinality` checks it as the batches are
     read."""
-    if totals is not None and s.batching in ("longest", "max_length"):
+    # A question's context may give several rows: they are counted.
+    one_row_each = s.task != "question_answering"
+    if (
+        totals is not None
+        and one_row_each
+        and s.batching in ("longest", "max_length")
+    ):
         rows, per_batch = int(totals[1]), s.batch_size
     elif totals is not None and s.batching == "stream":
         rows, per_batch = int(totals[2]), s.batch_size * s.max_length

@@ -45,6 +45,7 @@ def make_dataset(
     truncation="longest_first",
     label_vocabulary=None,
     label_all_tokens=False,
+    stride=None,
     separator=None,
     skip_empty=True,
     shuffle=None,
@@ -336,6 +337,7 @@ def make_dataset(
         skip_empty=skip_empty,
         label_vocabulary=label_vocabulary,
         label_all_tokens=label_all_tokens,
+        stride=stride,
     )
     check_tokenizers(tokenizer, target_tokenizer, s.task)
     lines, plan = _rows(
@@ -407,6 +409,12 @@ def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
     """`(lines, plan)`: the source as a dataset of examples (this worker's
     share), and the `Rows` that turn them into rows."""
     lines, _ = as_dataset(source, s.deterministic, encoding, errors)
+    columns = check_columns(
+        lines.element_spec, s.task, s.batching, s.label_vocabulary
+    )
+    if s.task == "question_answering":
+        # Each example's number in the source, for the rows of its windows.
+        lines = lines.enumerate().map(plain(lambda i, example: (*example, i)))
     if s.shard is not None:
         lines = lines.shard(*s.shard)
     plan = Rows(
@@ -416,14 +424,13 @@ def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
         tokenizer=tokenizer,
         target_tokenizer=target_tokenizer,
         add_special_tokens=s.add_special_tokens,
-        columns=check_columns(
-            lines.element_spec, s.task, s.batching, s.label_vocabulary
-        ),
+        columns=columns,
         truncation=s.truncation,
         separator=s.separator,
         skip_empty=s.skip_empty,
         label_vocabulary=s.label_vocabulary,
         label_all_tokens=s.label_all_tokens,
+        stride=s.stride,
     )
     return lines, plan
 

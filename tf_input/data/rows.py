@@ -29,11 +29,33 @@ from tf_input.data.cutting import pair_rows
 from tf_input.data.cutting import select_rows
 from tf_input.data.cutting import stream_separator
 from tf_input.data.cutting import token_ids
+from tf_input.data.question_answering import answer_spans
+from tf_input.data.question_answering import qa_rows
+from tf_input.data.question_answering import strip_questions
 from tf_input.tokenizers._tables import lookup_table
 
-TASKS = ("lm", "seq2seq", "encode", "token_classification")
+TASKS = (
+    "lm",
+    "seq2seq",
+    "encode",
+    "token_classification",
+    "question_answering",
+)
+# Hugging Face's `doc_stride` in run_qa.py.
+DEFAULT_STRIDE = 128
 # Modes whose rows are padded to `max_length` as soon as they are tokenized.
 PADDED = ("longest", "max_length")
+# The tasks whose rows go to an encoder, with token types.
+ENCODERS = ("encode", "token_classification", "question_answering")
+# The row entries with one value per row (the others: one per token).
+PER_ROW = (
+    "lengths",
+    "decoder_lengths",
+    "labels",
+    "example",
+    "start_positions",
+    "end_positions",
+)
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 # What one element of the source holds.
 COLUMNS = (
@@ -43,6 +65,8 @@ COLUMNS = (
     "pair+label",
     "seq2seq",
     "words+labels",
+    "question+context",
+    "question+context+answer",
 )
 
 
@@ -57,7 +81,8 @@ class Rows:
     token keeps its row, as served); `label_vocabulary` (string labels ->
     ids: a dict, checked by the caller); `label_all_tokens`
     (`"words+labels"`: every token of a word is a target, not only its
-    first).
+    first); `stride` (question answering: the tokens two windows of a
+    context share; None: `DEFAULT_STRIDE`, or `max_length // 4` if less).
     """
 
     def __init__(
@@ -75,6 +100,7 @@ class Rows:
         skip_empty=True,
         label_vocabulary=None,
         label_all_tokens=False,
+        stride=None,
     ):
         check_tokenizer("tokenizer", tokenizer)
         self.task = task
@@ -84,7 +110,8 @@ class Rows:
         self.target_tokenizer = target_tokenizer or tokenizer
         self.columns = columns
         self.truncation = truncation
-        self.pairs = columns.startswith("pair")
+        self.pairs = columns.startswith(("pair", "question"))
+        self.stride = stride
         self.has_labels = columns.endswith("label")
         self.skip_empty = skip_empty
         # A row with no token is served (and kept by `skip_empty=False`)
@@ -127,12 +154,16 @@ class Rows:
                 f"Received: max_length={self.max_length}."
             )
         # Room for the tokens of each row; no truncation when packing or
-        # joining texts into a stream.
+        # joining texts into a stream, nor of the question answering
+        # windows, cut to fit already.
         self.capacity = (
             None
             if self.batching in ("pack", "stream")
+            or self.task == "question_answering"
             else self.max_length - num_specials
         )
+        if self.task == "question_answering" and self.stride is None:
+            self.stride = min(DEFAULT_STRIDE, self.max_length // 4)
 
     def _set_target(self):
         """The decoder's start and end tokens (`task="seq2seq"`)."""
@@ -182,6 +213,8 @@ class Rows:
             texts, second = batch
         elif self.columns == "pair+label":
             texts, second, parts["labels"] = batch
+        elif self.columns.startswith("question"):
+            return self._tokenize_questions(*batch)
         elif self.columns == "words+labels":
             parts = self._tokenize_words(*batch)
             keep = parts["ids"].row_lengths() > 0
@@ -201,6 +234,89 @@ class Rows:
         if not self.skip_empty:
             keep = tf.ones_like(keep)
         return parts, tf.reshape(tf.where(keep), [-1])
+
+    def _tokenize_questions(self, questions, contexts, *rest):
+        """`(question, context[, answer_start, answer_text], index)`
+        examples -> the questions' ids, the contexts' ids and character
+        offsets, and the answers' character spans; an example is kept
+        when both its question and its context give tokens."""
+        *answer, number = rest
+        tokenizer = self.tokenizer
+        parts = {"number": number}
+        parts["questions"] = token_ids(tokenizer, strip_questions(questions))
+        ids, starts, ends, _ = tokenizer._offset_rows(contexts, False, "char")
+        parts["ids"], parts["starts"], parts["ends"] = ids, starts, ends
+        if answer:
+            parts["answers"], found = answer_spans(contexts, *answer)
+            check = tf.debugging.Assert(
+                tf.reduce_all(found),
+                [
+                    "An answer is not in its context at `answer_start`: "
+                    "`context[answer_start:answer_start + len(answer_text)]"
+                    "` must be `answer_text` (characters, not bytes). "
+                    "Received (question, answer_start, answer_text):",
+                    tf.boolean_mask(questions, ~found),
+                    tf.boolean_mask(answer[0], ~found),
+                    tf.boolean_mask(answer[1], ~found),
+                ],
+                summarize=3,
+            )
+            with tf.control_dependencies([check]):
+                parts["number"] = tf.identity(number)
+        keep = (parts["questions"].row_lengths() > 0) & (ids.row_lengths() > 0)
+        return parts, tf.reshape(tf.where(keep), [-1])
+
+    def _question_rows(self, parts, index):
+        """The windows of the kept examples as rows (`qa_rows`)."""
+
+        def kept(value):
+            return tf.gather(value, index)
+
+        answers = parts.get("answers")
+        if answers is not None:
+            answers = tuple(kept(x) for x in answers)
+        context = tuple(kept(parts[k]) for k in ("ids", "starts", "ends"))
+        windows, ok = qa_rows(
+            kept(parts["questions"]),
+            context,
+            self.template,
+            self.max_length,
+            self.stride,
+            answers,
+        )
+        check = tf.debugging.Assert(
+            tf.reduce_all(ok),
+            [
+                f"max_length={self.max_length} leaves a question's context "
+                f"no more than stride={self.stride} tokens a window, so "
+                "its windows cannot move on (Hugging Face raises here too). "
+                "Raise max_length, lower stride, or shorten the question. "
+                "Question lengths in tokens:",
+                tf.boolean_mask(kept(parts["questions"]).row_lengths(), ~ok),
+            ],
+        )
+        with tf.control_dependencies([check]):
+            ids = tf.identity(windows["ids"])
+        count = tf.shape(windows["example"])[0]
+        rows = {
+            "ids": ids,
+            "types": windows["types"],
+            "offset_starts": windows["offset_starts"],
+            "offset_ends": windows["offset_ends"],
+            # + 1: fill rows (0) read as example -1.
+            "example": tf.gather(kept(parts["number"]), windows["example"]) + 1,
+        }
+        for key in ("start_positions", "end_positions"):
+            if key in windows:
+                rows[key] = windows[key]
+        if self.batching in PADDED:
+            rows["lengths"] = ids.row_lengths()
+            for key in ("ids", "types", "offset_starts", "offset_ends"):
+                rows[key] = rows[key].to_tensor(
+                    0, shape=[None, self.max_length]
+                )
+        rows["truncated"] = tf.zeros([count], tf.bool)
+        return rows
 
     def _tokenize_words(self, words, labels):
         """`(words, labels)` sentences -> ragged `ids`, `token_labels` and
@@ -299,6 +415,8 @@ class Rows:
         the decoder's rows.
         """
         parts, index = self._tokenize(*batch)
+        if "questions" in parts:
+            return self._question_rows(parts, index)
         rows = {}
         if self.pairs:
             ids, types, truncated, ok = pair_rows(
@@ -473,7 +591,7 @@ class Rows:
         for key, value in rows.items():
             if key in ("truncated",):
                 continue
-            if key in ("lengths", "decoder_lengths", "labels"):
+            if key in PER_ROW:
                 out[key] = rows_to(value)
             else:
                 out[key] = dense(value, size)
@@ -511,7 +629,7 @@ class Rows:
             features["padding_mask"] = tf.cast(example_ids > 0, MASK_DTYPE)
         else:
             features["padding_mask"] = mask(dense["lengths"])
-        if self.task in ("encode", "token_classification"):
+        if self.task in ENCODERS:
             features["segment_ids"] = dense.get("types", tf.zeros_like(ids))
         if example_ids is not None:
             features["example_ids"] = example_ids
@@ -525,8 +643,25 @@ class Rows:
         if self.task == "token_classification":
             weights = tf.cast(dense["token_weights"], WEIGHT_DTYPE)
             return features, dense["token_labels"], weights
+        if self.task == "question_answering":
+            return self._question_features(features, dense)
         labels, weights = targets.lm_targets(ids, dense["lengths"], example_ids)
         return features, labels, weights
+
+    def _question_features(self, features, dense):
+        """Question answering: the features, plus `example_index` and
+        `offsets`; with answers, labels and weights `{"start", "end"}`."""
+        features["example_index"] = tf.cast(dense["example"] - 1, "int32")
+        offsets = tf.stack([dense["offset_starts"], dense["offset_ends"]], -1)
+        features["offsets"] = tf.cast(offsets - 1, "int32")
+        if "start_positions" not in dense:
+            return features, None, None
+        weight = tf.cast(dense["lengths"] > 0, WEIGHT_DTYPE)
+        labels = {
+            "start": tf.cast(dense["start_positions"], "int32"),
+            "end": tf.cast(dense["end_positions"], "int32"),
+        }
+        return features, labels, {"start": weight, "end": weight}
 
     # --- Serving -----------------------------------------------------------
     def serve(self, texts):
@@ -584,10 +719,10 @@ def cut_to_longest(features, labels=None, weights=None, *rest):
             group = name.startswith(prefix) and (
                 prefix or not name.startswith(("encoder_", "decoder_"))
             )
-            if group:
+            if group and value.shape.rank > 1:  # not per-row features
                 cut[name] = value[:, :size]
     # The last group found is the one the labels follow.
-    if labels is not None and labels.shape.rank == 2:
+    if isinstance(labels, tf.Tensor) and labels.shape.rank == 2:
         labels, weights = labels[:, :size], weights[:, :size]
     return (cut, labels, weights, *rest)
 

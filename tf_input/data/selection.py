@@ -15,6 +15,7 @@ from tf_input._feature_names import ENCODE_FEATURES
 from tf_input._feature_names import EXAMPLE_IDS
 from tf_input._feature_names import LM_FEATURES
 from tf_input._feature_names import PACK_EXTRA
+from tf_input._feature_names import QA_EXTRA
 from tf_input._feature_names import SEGMENT_IDS
 from tf_input._feature_names import SEQ2SEQ_FEATURES
 from tf_input._model_inputs import check_padding
@@ -25,6 +26,8 @@ def feature_names(task, batching):
     """The features a task and batching produce, in order."""
     if task == "seq2seq":
         return SEQ2SEQ_FEATURES
+    if task == "question_answering":
+        return ENCODE_FEATURES + QA_EXTRA
     encoders = ("encode", "token_classification")
     names = ENCODE_FEATURES if task in encoders else LM_FEATURES
     if batching == "pack":

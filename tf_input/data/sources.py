@@ -4,7 +4,8 @@ Accepted forms (see `make_dataset`):
 
 * a list (or tuple, or 1-D array) of strings: one example each;
 * a list of `(source, target)` pairs, or a tuple of two equally long lists
-  `(sources, targets)`;
+  `(sources, targets)`; a list of `(text_a, text_b, label)` triples or of
+  `(question, context, answer_start, answer_text)`;
 * a list of `(words, labels)` pairs, two equally long lists each (the
   sentences of `read_conll`, for `task="token_classification"`);
 * a file path or glob pattern (`str` or `os.PathLike`), or a list of
@@ -330,7 +331,7 @@ def _check_dataset(dataset):
             return dataset, False
     if (
         isinstance(spec, tuple)
-        and len(spec) in (2, 3)
+        and len(spec) in (2, 3, 4)
         and all(isinstance(s, tf.TensorSpec) for s in spec)
         and all(s.shape.rank == 0 for s in spec)
         and spec[0].dtype == tf.string
@@ -339,7 +340,8 @@ def _check_dataset(dataset):
     raise ValueError(
         "A `source` dataset must yield scalar strings, tuples of two or "
         "three scalars (`(text, target)`, `(text_a, text_b)`, `(text_a, "
-        "text_b, label)`; use `dataset.unbatch()` on a batched dataset), "
+        "text_b, label)`, `(question, context, answer_start, "
+        "answer_text)`; use `dataset.unbatch()` on a batched dataset), "
         "or `(words, labels)` pairs of 1-D tensors. "
         f"Received: element_spec={spec}."
     )
@@ -412,11 +414,16 @@ def as_dataset(source, deterministic=None, encoding="utf-8", errors="strict"):
         return tf.data.Dataset.from_tensor_slices(columns), True
     width = len(source[0]) if _is_pair(source[0]) else None
     for i, item in enumerate(source):
-        if not _is_pair(item) or len(item) not in (2, 3) or len(item) != width:
+        if (
+            not _is_pair(item)
+            or len(item) not in (2, 3, 4)
+            or len(item) != width
+        ):
             raise ValueError(
                 "`source` must be all strings, or all tuples of the same "
                 "length: `(source, target)` / `(text, label)` / `(text_a, "
-                f"text_b)` pairs or `(text_a, text_b, label)` triples. "
+                f"text_b)` pairs, `(text_a, text_b, label)` triples or "
+                "`(question, context, answer_start, answer_text)`. "
                 f"Received: source[{i}]={item!r}."
             )
         if not isinstance(item[0], str):
@@ -424,7 +431,7 @@ def as_dataset(source, deterministic=None, encoding="utf-8", errors="strict"):
                 "The first element of each pair must be a string. "
                 f"Received: source[{i}]={item!r}."
             )
-    names = ("sources", "targets", "labels")
+    names = ("sources", "targets", "labels", "answers")
     columns = tuple(
         _pair_value([item[k] for item in source], names[k])
         for k in range(width)

@@ -135,6 +135,10 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
             weights = element[2] if len(element) > 2 else None
         else:
             features = element
+        if isinstance(weights, dict):
+            # Question answering: the start and end outputs share the
+            # rows' weights; each row is one target.
+            weights = weights["start"]
         if weights is not None:
             targets = (targets or 0) + float(tf.reduce_sum(weights))
         batches += 1
