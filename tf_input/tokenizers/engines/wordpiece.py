@@ -260,11 +260,11 @@ class BertWordPiece(tf.Module):
             value_dtype=tf.string,
         )
         # Steps 2 and 5: a separator around every CJK and punctuation
-        # character, and around each run of whitespace, which is marked
-        # to be dropped: every byte stays, so words know where they start.
+        # character, and around each run of whitespace other than spaces,
+        # which is marked to be dropped.
         self._offsets_split_pattern = (
             f"([{class_body(CJK)}{class_body(PUNCTUATION)}])"
-            f"|([{class_body(WHITESPACE)} ]+)"
+            f"|([{class_body(WHITESPACE)}]+)"
         )
         self._offsets_split_rewrite = (
             _SEP + b"\\1" + _SEP + _DROP + b"\\2" + _SEP
@@ -443,24 +443,36 @@ class BertWordPiece(tf.Module):
 
     def _words_with_starts(self, texts):
         """Steps 2 and 5 on normalized `[S]` texts: ragged `[S, None]`
-        words, and the int64 byte start of each in its text (flat)."""
+        words, and the int64 byte start of each in its text (flat).
+
+        Spaces are left to a split on `" "` (one byte each, and most of
+        the cuts: a regex match costs more); the other cuts are marked
+        without losing a byte, so every piece knows where it starts."""
         marked = tf.strings.regex_replace(
             texts, self._offsets_split_pattern, self._offsets_split_rewrite
         )
-        pieces = tf.strings.split(marked, sep=_SEP)
-        flat = pieces.flat_values
+        parts = tf.strings.split(marked, sep=_SEP)  # [S, P]
+        flat = parts.flat_values
         dropped = tf.strings.substr(flat, 0, 1) == _DROP
-        # A dropped piece holds one byte more than the text it covers.
+        # A dropped part holds one byte more than the text it covers.
         lengths = tf.cast(tf.strings.length(flat), tf.int64) - tf.cast(
             dropped, tf.int64
         )
-        kept = (lengths > 0) & ~dropped
+        part_starts = _offsets.starts_in_rows(lengths, parts.row_splits)
+        pieces = tf.strings.split(flat, sep=" ")  # [P, Q]
+        piece_lengths = tf.cast(tf.strings.length(pieces.flat_values), tf.int64)
+        starts = tf.gather(
+            part_starts, row_ids(pieces.row_splits)
+        ) + _offsets.starts_in_rows(piece_lengths + 1, pieces.row_splits)
+        kept = (piece_lengths > 0) & tf.gather(
+            ~dropped, row_ids(pieces.row_splits)
+        )
         at = tf.where(kept)[:, 0]
-        starts = _offsets.starts_in_rows(lengths, pieces.row_splits)
         kept_before = tf.concat([[0], tf.cumsum(tf.cast(kept, tf.int64))], 0)
+        splits = tf.gather(pieces.row_splits, parts.row_splits)
         words = tf.RaggedTensor.from_row_splits(
-            tf.gather(flat, at),
-            tf.gather(kept_before, pieces.row_splits),
+            tf.gather(pieces.flat_values, at),
+            tf.gather(kept_before, splits),
             validate=False,
         )
         return words, tf.gather(starts, at)
