@@ -15,11 +15,11 @@ lines go through:
   cl100k, o200k and Qwen 3 also tiktoken's `encode_ordinary_batch` (Rust,
   multi-threaded), with Qwen's vocabulary as tiktoken ranks.
 
-`--offsets` instead compares, for GPT-2 (`vocab.json` + `merges.txt`)
-and Qwen 3 (`tokenizer.json`) on WikiText, the steady-state throughput
-of `tokenize_with_offsets` (byte and character units, with word ids)
-with that of `tokenize`, in the same `tf.data` pipeline, and counts the
-lines whose ids, character offsets and word ids equal HF's.
+`--offsets` instead compares, for GPT-2 (`vocab.json` + `merges.txt`),
+Qwen 3 and BERT uncased (`tokenizer.json`) on WikiText, the steady-state
+throughput of `tokenize_with_offsets` (byte and character units, with
+word ids) with that of `tokenize`, in the same `tf.data` pipeline, and
+counts the lines whose ids, character offsets and word ids equal HF's.
 
 `--construction` instead times `load_tokenizer` for o200k (its
 `tokenizer.json` and its `.tiktoken` file) and the SentencePiece files
@@ -171,6 +171,12 @@ def measure_offsets(repeats, limit, selected=None):
         "tokenizer.json (Qwen 3)": lambda: (
             ours.load_tokenizer(llm / "qwen3/tokenizer.json"),
             tokenizers.Tokenizer.from_file(str(llm / "qwen3/tokenizer.json")),
+        ),
+        "WordPiece tokenizer.json (BERT uncased)": lambda: (
+            ours.load_tokenizer(llm / "bert_uncased/tokenizer.json"),
+            tokenizers.Tokenizer.from_file(
+                str(llm / "bert_uncased/tokenizer.json")
+            ),
         ),
     }
     print("| tokenizer | corpus | lines | tokenize lines/s | offsets (byte) "

@@ -463,10 +463,12 @@ def test_bad_unit_is_a_value_error():
 
 
 def test_other_families_say_offsets_are_not_implemented():
-    from tf_input.tokenizers import WordPieceTokenizer
+    from tf_input import VocabularyTokenizer
 
-    tokenizer = WordPieceTokenizer(["[UNK]", "a"])
-    with pytest.raises(NotImplementedError, match="WordPieceTokenizer"):
+    tokenizer = VocabularyTokenizer(
+        vocabulary=["<pad>", "<sos>", "<eos>", "<unk>", "a"]
+    )
+    with pytest.raises(NotImplementedError, match="VocabularyTokenizer"):
         tokenizer.tokenize_with_offsets("a")
 
 

@@ -111,6 +111,30 @@ def remap(starts, ends, rows, new_texts, old_starts, old_ends):
     return new_starts, tf.where(empty, new_starts, new_ends)
 
 
+def before_repair(raw, texts, starts, ends, rows):
+    """Byte spans in `texts`, the UTF-8 repair of `raw` (`to_valid_utf8`),
+    -> byte spans in the raw bytes: each U+FFFD of the repair stands for
+    the invalid bytes it replaced. Free when no text needed a repair.
+
+    Args:
+        raw: string `[R]`, the texts as given.
+        texts: string `[R]`, `to_valid_utf8(raw)`.
+        starts, ends: int64 `[K]`, spans in `texts`.
+        rows: int64 `[K]`, the row of each span.
+
+    Returns:
+        `(starts, ends)` in `raw`.
+    """
+
+    def remapped():
+        old_starts, old_ends, _ = char_spans(raw)
+        return remap(starts, ends, rows, texts, old_starts, old_ends)
+
+    return tf.cond(
+        tf.reduce_all(texts == raw), lambda: (starts, ends), remapped
+    )
+
+
 def to_characters(texts, starts, ends, rows):
     """Byte spans -> code-point spans, for rows of `texts`.
 

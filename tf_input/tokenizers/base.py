@@ -386,7 +386,7 @@ class Tokenizer(keras.layers.Layer):
         raise NotImplementedError(
             f"{type(self).__name__} does not give offsets yet: "
             "`tokenize_with_offsets` is implemented for BytePairTokenizer "
-            "only."
+            "and WordPieceTokenizer."
         )
 
     def _offset_rows(self, batch, add_special_tokens, unit):

@@ -508,10 +508,8 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         )
         if self.trim_offsets:
             starts, ends = self._trimmed(ids, starts, ends, line_splits)
-        starts, ends = tf.cond(
-            tf.reduce_all(texts == raw),
-            lambda: (starts, ends),
-            lambda: _before_repair(raw, texts, starts, ends, token_line),
+        starts, ends = _offsets.before_repair(
+            raw, texts, starts, ends, token_line
         )
         word_splits = tf.gather(
             tf.gather(words.row_splits, per_segment), per_line
@@ -680,13 +678,6 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
         if data is FROM_ASSETS:
             return {"vocabulary": FROM_ASSETS, "merges": None}
         return read_asset(data, "the remembered vocabulary")
-
-
-def _before_repair(raw, texts, starts, ends, rows):
-    """Spans in the repaired texts -> spans in the raw bytes: each U+FFFD
-    of the repair stands for the invalid bytes it replaced."""
-    old_starts, old_ends, _ = _offsets.char_spans(raw)
-    return _offsets.remap(starts, ends, rows, texts, old_starts, old_ends)
 
 
 def _space_counts(tokens):

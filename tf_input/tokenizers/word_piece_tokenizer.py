@@ -90,6 +90,14 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
     Invalid UTF-8 is not an error: each bad byte sequence becomes U+FFFD,
     which BERT's cleanup then drops (so `b"ab\\xffc"` tokenizes as `"abc"`).
 
+    `tokenize_with_offsets` also gives each token's span, in bytes or in
+    characters, and its word index: the characters and word indices are
+    HF's `encoding.offsets` and `encoding.word_ids` (checked on every line
+    of the shared corpora): a piece of a word covers its characters, an
+    unknown word's `[UNK]` the whole word, a special token its text; a
+    character that lowercasing or accent stripping rewrote is covered
+    whole ("İ" and "é" are one character of the input).
+
     Runs in `tf.data.Dataset.map` (map batches, not single lines), in
     `tf.function` and in a SavedModel, on core TensorFlow ops only: a
     process that loads such a SavedModel (TF Serving, the C API) needs
@@ -286,6 +294,9 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
     # --- Graph ----------------------------------------------------------------
     def _tokenize_batch(self, texts):
         return self._engine.tokenize(texts)
+
+    def _tokenize_with_offsets_batch(self, texts):
+        return self._engine.tokenize_with_offsets(texts)
 
     def _detokenize_batch(self, ids):
         return self._engine.detokenize(ids)

@@ -39,13 +39,20 @@ the lines that hold a character it can change; step 4 is
 classes are closed under steps 3 and 4, so doing step 2 after them gives
 the same words) and a whitespace split; step 6 is in `wordpiece_match`.
 The character tables are in `bert_tables`.
+
+`tokenize_with_offsets` runs the same steps, keeping track of where each
+word came from (see its docstring).
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
+from tf_input.tokenizers import _offsets
+from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
+from tf_input.tokenizers._utf8 import to_valid_utf8
 from tf_input.tokenizers.engines.bert_tables import BRACKETED
 from tf_input.tokenizers.engines.bert_tables import CJK
 from tf_input.tokenizers.engines.bert_tables import CONTROL
@@ -62,7 +69,15 @@ from tf_input.tokenizers.engines.bert_tables import literal
 from tf_input.tokenizers.engines.bert_tables import lowercase_additions
 from tf_input.tokenizers.engines.bert_tables import ranges
 from tf_input.tokenizers.engines.wordpiece_match import WordPieceMatcher
+from tf_input.tokenizers.hf import added_tokens as _added_tokens
 from tf_input.tokenizers.hf.normalizers.unicode import UnicodeNormalization
+
+# `tokenize_with_offsets`: text where steps 1-4 keep every character and
+# its length (printable ASCII, tab, LF, CR), and the bytes that cut words
+# apart and mark the text between them that is no word (never in UTF-8).
+_ASCII_TEXT = r"[\t\n\r\x20-\x7e]*"
+_SEP = b"\xff"
+_DROP = b"\xfe"
 
 
 class BertWordPiece(tf.Module):
@@ -101,7 +116,7 @@ class BertWordPiece(tf.Module):
         # text's own copies of the others, which mark special tokens.
         free = [chr(c) for c in STAND_INS if chr(c) not in vocabulary_chars]
         self._stand_in = free[0]
-        reserved = self._special_token_setup(free[1:], words)
+        reserved, specials = self._special_token_setup(free[1:], words)
         self._rare_setup(reserved)
         # Steps 2 and 5: spaces around CJK and punctuation, whitespace to
         # spaces (`tf.strings.split` only knows ASCII whitespace).
@@ -121,6 +136,7 @@ class BertWordPiece(tf.Module):
                 max_word_length=max_word_length,
             )
             self._vocabulary_tensor = tf.constant(self.vocabulary)
+            self._offsets_setup(specials)
 
     # --- Setup ----------------------------------------------------------------
     def _matchable_tokens(self):
@@ -154,7 +170,7 @@ class BertWordPiece(tf.Module):
         "[NAME]" into " ?NAME? " (? a noncharacter), and any other special
         token gets a noncharacter of its own.
 
-        Returns the noncharacters used.
+        Returns the noncharacters used, and the special tokens.
         """
         names = [self.unknown_token, "[SEP]", "[CLS]", "[PAD]", "[MASK]"]
         specials = sorted(
@@ -177,7 +193,7 @@ class BertWordPiece(tf.Module):
         for token, sentinel in zip(others, used):
             words[sentinel] = self._token_index[token]
             self._special_patterns.append((literal(token), f" {sentinel} "))
-        return "".join(used)
+        return "".join(used), specials
 
     def _rare_setup(self, reserved):
         """Invalid UTF-8 and the text's own copies of `reserved`.
@@ -192,17 +208,16 @@ class BertWordPiece(tf.Module):
     def _normalize_setup(self, vocabulary_chars):
         """Steps 1, 3 and 4."""
         self._drop_pattern = f"[{class_body(CONTROL)}]"
+        self._control = _Ranges(CONTROL)
         self._nfd = None
         if self._strip:
             # Step 3 changes a line only if it holds a character that NFD
             # can change, or a nonspacing mark.
             self._nfd = UnicodeNormalization("NFD")
             self._nfd_tables = list(self._nfd.lookup_tables)  # tracked
-            marks = ranges(NONSPACING_MARKS)
-            unsafe = self._nfd.tables.unsafe | CodePoints(marks)
+            self._marks = _Ranges(NONSPACING_MARKS)
+            unsafe = self._nfd.tables.unsafe | CodePoints(self._marks.ranges)
             self._strip_safe_pattern = f"{(~unsafe).re2()}*"
-            self._mark_starts = tf.constant([a for a, _ in marks], tf.int32)
-            self._mark_ends = tf.constant([b for _, b in marks], tf.int32)
         # Step 4: where ICU's lowercase differs from Rust's, the word holding
         # the character is `[UNK]` both ways unless the vocabulary has the
         # character, so these fixes are added to the graph only when needed.
@@ -216,6 +231,48 @@ class BertWordPiece(tf.Module):
                 for capital, small in lowercase_additions().items()
                 if capital in vocabulary_chars or small in vocabulary_chars
             ]
+
+    def _offsets_setup(self, specials):
+        """What `tokenize_with_offsets` needs besides: the special tokens
+        cut out of the text as HF cuts them (each then becomes the word
+        step 0 makes of it), the split of step 5 that keeps every byte,
+        and the length in bytes of each token's piece of a word."""
+        added = _added_tokens.check_added_tokens(
+            [
+                {
+                    "id": self._token_index[t],
+                    "content": t,
+                    "special": True,
+                    "normalized": False,
+                }
+                for t in specials
+            ],  # fmt: skip
+            "the special tokens",
+        )
+        self._special_extractor = _added_tokens.Extractor(
+            added, False, "the special tokens"
+        )
+        self._special_words = lookup_table(
+            [_added_tokens.placeholder(t["id"]) for t in added],
+            self._mark_special_tokens(tf.constant(specials)).numpy(),
+            b"",
+            key_dtype=tf.string,
+            value_dtype=tf.string,
+        )
+        # Steps 2 and 5: a separator around every CJK and punctuation
+        # character, and around each run of whitespace other than spaces,
+        # which is marked to be dropped.
+        self._offsets_split_pattern = (
+            f"([{class_body(CJK)}{class_body(PUNCTUATION)}])"
+            f"|([{class_body(WHITESPACE)}]+)"
+        )
+        self._offsets_split_rewrite = (
+            _SEP + b"\\1" + _SEP + _DROP + b"\\2" + _SEP
+        )
+        self._piece_bytes = tf.constant(
+            [len(t.encode()) - 2 * t.startswith("##") for t in self.vocabulary],
+            tf.int64,
+        )
 
     # --- Tokenize -----------------------------------------------------------
     # No Python control flow depends on tensors here, so AutoGraph (slow to
@@ -252,13 +309,17 @@ class BertWordPiece(tf.Module):
         texts = tf.strings.unicode_transcode(
             texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
         )
-        # The text's own copies of the special tokens' noncharacters are
-        # words the vocabulary cannot cover, as the stand-in is.
-        if self._reserved_pattern is not None:
-            texts = tf.strings.regex_replace(
-                texts, self._reserved_pattern, self._stand_in
-            )
-        return self._mark_special_tokens(texts)
+        return self._mark_special_tokens(self._replace_reserved(texts))
+
+    def _replace_reserved(self, texts):
+        """The text's own copies of the special tokens' noncharacters ->
+        the stand-in: words the vocabulary cannot cover, as the stand-in
+        is (one character for one)."""
+        if self._reserved_pattern is None:
+            return texts
+        return tf.strings.regex_replace(
+            texts, self._reserved_pattern, self._stand_in
+        )
 
     def _normalize(self, texts):
         """BertNormalizer's steps 1, 3 and 4 (whitespace and CJK are left
@@ -291,22 +352,189 @@ class BertWordPiece(tf.Module):
         flat, splits = self._nfd.normalize_code_points(
             chars.flat_values, tf.cast(chars.row_splits, tf.int64)
         )
-        starts = self._mark_starts
-        i = tf.maximum(tf.searchsorted(starts, flat, side="right") - 1, 0)
-        mark = (flat >= tf.gather(starts, i)) & (
-            flat <= tf.gather(self._mark_ends, i)
-        )
-        keep = tf.logical_not(mark)
-        kept = tf.concat([[0], tf.cumsum(tf.cast(keep, tf.int64))], 0)
+        (flat,), splits = _kept(~self._marks.hold(flat), splits, flat)
         stripped = tf.strings.unicode_encode(
-            tf.RaggedTensor.from_row_splits(
-                tf.gather(flat, tf.where(keep)[:, 0]),
-                tf.gather(kept, splits),
-                validate=False,
-            ),
+            tf.RaggedTensor.from_row_splits(flat, splits, validate=False),
             "UTF-8",
         )
         return tf.tensor_scatter_nd_update(texts, rows, stripped)
+
+    # --- Tokenize with offsets ----------------------------------------------
+    @tf.autograph.experimental.do_not_convert
+    def tokenize_with_offsets(self, raw):
+        """`[N]` strings -> ragged `[N, None]` int32 ids, int64 byte starts
+        and ends of the tokens in `raw`, and int64 word indices.
+
+        The steps of `tokenize`, keeping track of where each piece of text
+        came from, as Hugging Face's alignments do: each special token is
+        a segment of its own (its one word covers it); a word starts where
+        the bytes before it in its segment end (the split keeps them all);
+        a token covers its piece of the word (the lengths of the pieces
+        before it), or the whole word if it is the only token (a word the
+        vocabulary cannot cover: `[UNK]`). Steps 1-4 change no position in
+        ASCII text; in other segments a normalized character is aligned
+        with the character it comes from (`_sources`), and spans go back
+        through those alignments and the UTF-8 repair (`_offsets`).
+        """
+        texts = to_valid_utf8(raw)
+        segments, per_line, segment_starts, segment_ends = (
+            self._special_extractor(texts, spans=True)
+        )  # [S], [N + 1], [S], [S]
+        special = _added_tokens.is_placeholder(segments)
+        ascii_text = tf.strings.regex_full_match(segments, _ASCII_TEXT)
+        followed = ~(ascii_text | special)
+        plain = tf.cond(
+            tf.reduce_any(followed),
+            lambda: self._replace_reserved(segments),
+            lambda: segments,
+        )
+        marked = tf.where(special, self._special_words.lookup(segments), plain)
+        normalized = self._normalize(marked)
+        words, word_starts = self._words_with_starts(normalized)  # [S, W]
+        ids, counts = self._matcher.match(words.flat_values)  # [T], [W]
+
+        # In the normalized segment.
+        piece_splits = tf.concat([[0], tf.cumsum(counts)], 0)
+        token_word = row_ids(piece_splits)
+        lengths = tf.gather(self._piece_bytes, ids)
+        whole = tf.gather(counts, token_word) == 1
+        word_bytes = tf.cast(tf.strings.length(words.flat_values), tf.int64)
+        starts = tf.gather(word_starts, token_word) + tf.where(
+            whole,
+            tf.zeros_like(lengths),
+            _offsets.starts_in_rows(lengths, piece_splits),
+        )
+        ends = starts + tf.where(
+            whole, tf.gather(word_bytes, token_word), lengths
+        )
+        token_segment = tf.gather(row_ids(words.row_splits), token_word)
+        # In the segment.
+        starts, ends = tf.cond(
+            tf.reduce_any(followed),
+            lambda: self._before_normalizer(
+                segments, normalized, followed, starts, ends, token_segment
+            ),
+            lambda: (starts, ends),
+        )
+        whole = tf.gather(special, token_segment)
+        starts = tf.where(whole, tf.zeros_like(starts), starts)
+        ends = tf.where(
+            whole,
+            tf.gather(segment_ends - segment_starts, token_segment),
+            ends,
+        )
+        # In the line, then in the raw bytes.
+        starts += tf.gather(segment_starts, token_segment)
+        ends += tf.gather(segment_starts, token_segment)
+        token_line = tf.gather(row_ids(per_line), token_segment)
+        starts, ends = _offsets.before_repair(
+            raw, texts, starts, ends, token_line
+        )
+        word_splits = tf.gather(words.row_splits, per_line)
+        word_ids = token_word - tf.gather(word_splits, token_line)
+        line_splits = tf.gather(piece_splits, word_splits)
+
+        def rows(values):
+            return tf.RaggedTensor.from_row_splits(
+                values, line_splits, validate=False
+            )
+
+        return rows(ids), rows(starts), rows(ends), rows(word_ids)
+
+    def _words_with_starts(self, texts):
+        """Steps 2 and 5 on normalized `[S]` texts: ragged `[S, None]`
+        words, and the int64 byte start of each in its text (flat).
+
+        Spaces are left to a split on `" "` (one byte each, and most of
+        the cuts: a regex match costs more); the other cuts are marked
+        without losing a byte, so every piece knows where it starts."""
+        marked = tf.strings.regex_replace(
+            texts, self._offsets_split_pattern, self._offsets_split_rewrite
+        )
+        parts = tf.strings.split(marked, sep=_SEP)  # [S, P]
+        flat = parts.flat_values
+        dropped = tf.strings.substr(flat, 0, 1) == _DROP
+        # A dropped part holds one byte more than the text it covers.
+        lengths = tf.cast(tf.strings.length(flat), tf.int64) - tf.cast(
+            dropped, tf.int64
+        )
+        part_starts = _offsets.starts_in_rows(lengths, parts.row_splits)
+        pieces = tf.strings.split(flat, sep=" ")  # [P, Q]
+        piece_lengths = tf.cast(tf.strings.length(pieces.flat_values), tf.int64)
+        starts = tf.gather(
+            part_starts, row_ids(pieces.row_splits)
+        ) + _offsets.starts_in_rows(piece_lengths + 1, pieces.row_splits)
+        kept = (piece_lengths > 0) & tf.gather(
+            ~dropped, row_ids(pieces.row_splits)
+        )
+        at = tf.where(kept)[:, 0]
+        kept_before = tf.concat([[0], tf.cumsum(tf.cast(kept, tf.int64))], 0)
+        splits = tf.gather(pieces.row_splits, parts.row_splits)
+        words = tf.RaggedTensor.from_row_splits(
+            tf.gather(pieces.flat_values, at),
+            tf.gather(kept_before, splits),
+            validate=False,
+        )
+        return words, tf.gather(starts, at)
+
+    def _before_normalizer(
+        self, segments, normalized, rows_mask, starts, ends, token_segment
+    ):
+        """Spans in the `normalized` segments -> spans in `segments`, for
+        the tokens of the rows where `rows_mask` is True (the others are
+        returned as they are)."""
+        rows = tf.where(rows_mask)[:, 0]
+        texts = tf.gather(segments, rows)
+        sources, splits = self._sources(texts)
+        old_starts, old_ends, old_splits = _offsets.char_spans(texts)
+        at = sources + tf.gather(old_splits, row_ids(splits))
+        row_of = tf.cumsum(tf.cast(rows_mask, tf.int64)) - 1
+        picked = tf.where(tf.gather(rows_mask, token_segment))[:, 0]
+        new_starts, new_ends = _offsets.remap(
+            tf.gather(starts, picked),
+            tf.gather(ends, picked),
+            tf.gather(row_of, tf.gather(token_segment, picked)),
+            tf.gather(normalized, rows),
+            tf.gather(old_starts, at),
+            tf.gather(old_ends, at),
+        )
+        picked = picked[:, None]
+        return (
+            tf.tensor_scatter_nd_update(starts, picked, new_starts),
+            tf.tensor_scatter_nd_update(ends, picked, new_ends),
+        )
+
+    def _sources(self, texts):
+        """For each character of steps 1-4 applied to `[M]` texts (flat,
+        and row splits), the index in its row of the character of `texts`
+        Hugging Face aligns it with: its own; through NFD, the count-based
+        alignment of `UnicodeNormalization.with_sources`. Step 0 (no
+        special token is left in these texts) and the stand-in (one
+        character for one, which no step changes) move no character."""
+        chars = tf.strings.unicode_decode(texts, "UTF-8")
+        flat, splits = chars.flat_values, tf.cast(chars.row_splits, tf.int64)
+        sources = tf.range(splits[-1]) - tf.gather(splits, row_ids(splits))
+        (flat, sources), splits = _kept(
+            ~self._control.hold(flat), splits, flat, sources
+        )
+        if self._nfd is not None:
+            flat, new_splits, at = self._nfd.code_points_with_sources(
+                flat, splits
+            )
+            # (No character before it to be aligned with, -1, does not
+            # occur: the first of a row always counts.)
+            first = tf.gather(splits, row_ids(new_splits))
+            sources = tf.gather(sources, first + tf.maximum(at, 0))
+            (flat, sources), splits = _kept(
+                ~self._marks.hold(flat), new_splits, flat, sources
+            )
+        if self.lowercase:
+            # Only U+0130 lowercases to two characters ("i" and U+0307),
+            # both aligned with it.
+            repeats = 1 + tf.cast(flat == 0x130, tf.int64)
+            sources = tf.repeat(sources, repeats)
+            splits = tf.gather(tf.concat([[0], tf.cumsum(repeats)], 0), splits)
+        return sources, splits
 
     # --- Detokenize ---------------------------------------------------------
     @tf.autograph.experimental.do_not_convert
@@ -332,3 +560,29 @@ class BertWordPiece(tf.Module):
                 pieces, literal(old), new.replace("\\", "\\\\")
             )
         return tf.strings.reduce_join(ids.with_flat_values(pieces), axis=-1)
+
+
+class _Ranges:
+    """A set of code points given as `bert_tables` ranges, for `hold`."""
+
+    def __init__(self, spec):
+        self.ranges = ranges(spec)
+        with tf.init_scope():
+            self._starts = tf.constant([a for a, _ in self.ranges], tf.int32)
+            self._ends = tf.constant([b for _, b in self.ranges], tf.int32)
+
+    def hold(self, code_points):
+        """bool, whether each int32 code point is in the set."""
+        i = tf.searchsorted(self._starts, code_points, side="right") - 1
+        i = tf.maximum(i, 0)
+        return (code_points >= tf.gather(self._starts, i)) & (
+            code_points <= tf.gather(self._ends, i)
+        )
+
+
+def _kept(keep, splits, *values):
+    """`values` (flat, rows cut at `splits`) where `keep` is True: the
+    kept values and their row splits."""
+    at = tf.where(keep)[:, 0]
+    before = tf.concat([[0], tf.cumsum(tf.cast(keep, tf.int64))], 0)
+    return [tf.gather(v, at) for v in values], tf.gather(before, splits)

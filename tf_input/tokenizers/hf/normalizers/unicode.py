@@ -192,20 +192,26 @@ class UnicodeNormalization:
         combining marks, Hangul, compatibility characters.
         """
         chars = tf.strings.unicode_decode(texts, "UTF-8")
-        values, splits, weights = self.normalize_code_points(
-            chars.flat_values,
-            tf.cast(chars.row_splits, tf.int64),
-            with_weights=True,
+        values, splits, sources = self.code_points_with_sources(
+            chars.flat_values, tf.cast(chars.row_splits, tf.int64)
         )
         normalized = tf.strings.unicode_encode(
             tf.RaggedTensor.from_row_splits(values, splits, validate=False),
             "UTF-8",
         )
-        count = starts_in_rows(weights, splits)
-        sources = tf.where(weights > 0, count, count - 1)
         return normalized, tf.RaggedTensor.from_row_splits(
             sources, splits, validate=False
         )
+
+    def code_points_with_sources(self, flat, splits):
+        """`with_sources` on code points: `flat` (int32, rows cut at int64
+        `splits`) -> the normalized `(flat, splits)` and the int64 source
+        of each output character, an index into its input row (or -1)."""
+        values, splits, weights = self.normalize_code_points(
+            flat, splits, with_weights=True
+        )
+        count = starts_in_rows(weights, splits)
+        return values, splits, tf.where(weights > 0, count, count - 1)
 
     def normalize_code_points(self, flat, splits, with_weights=False):
         """Code points `flat` (int32, rows cut at int64 `splits`) ->
