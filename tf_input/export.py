@@ -84,10 +84,13 @@ class _TextModel(tf.Module):
     makes `make_dataset`'s rows.
     """
 
-    def __init__(self, model, tokenizer, *, max_length, batching, specials):
+    def __init__(
+        self, model, tokenizer, *, max_length, batching, specials, offsets
+    ):
         super().__init__(name="text_model")
         self.model = model
         self.tokenizer = tokenizer
+        self._offsets = offsets
         self._names, self._pack = _model_inputs(model)
         self._rows = Rows(
             task="encode",
@@ -98,13 +101,18 @@ class _TextModel(tf.Module):
         )
 
     def features(self, texts):
-        """`[N]` strings -> the dict of padded `[N, S]` features."""
-        return self._rows.serve(texts)
+        """`[N]` strings -> the dict of padded `[N, S]` features (and
+        `offsets` with `return_offsets`)."""
+        return self._rows.serve(texts, offsets=self._offsets)
 
     def answer(self, texts):
-        """`[N]` strings -> the model's outputs for them."""
+        """`[N]` strings -> the model's outputs for them (a dict with the
+        offsets as well, with `return_offsets`)."""
         features = self.features(texts)
-        return self.model(self._pack(features), training=False)
+        outputs = self.model(self._pack(features), training=False)
+        if not self._offsets:
+            return outputs
+        return {**_output_dict(outputs), "offsets": features["offsets"]}
 
     @tf.function
     def serve(self, texts):
@@ -129,12 +137,18 @@ class _TextModel(tf.Module):
     )
     def serving_default(self, texts):
         outputs = self.serve(texts)
-        if isinstance(outputs, dict):
-            return outputs
-        flat = tf.nest.flatten(outputs)
-        if len(flat) == 1:
-            return {"outputs": flat[0]}
-        return {f"output_{i}": tensor for i, tensor in enumerate(flat)}
+        return _output_dict(outputs)
+
+
+def _output_dict(outputs):
+    """A model's outputs as a dict: as they are, `{"outputs": ...}` for
+    one tensor, or `{"output_0": ..., ...}`."""
+    if isinstance(outputs, dict):
+        return outputs
+    flat = tf.nest.flatten(outputs)
+    if len(flat) == 1:
+        return {"outputs": flat[0]}
+    return {f"output_{i}": tensor for i, tensor in enumerate(flat)}
 
 
 def _row_arguments(tokenizer, dataset, max_length, batching, specials):
@@ -195,6 +209,7 @@ def export_text_model(
     batching=None,
     add_special_tokens=None,
     dataset=None,
+    return_offsets=False,
 ):
     """Saves `model` as a SavedModel whose serving function takes raw text.
 
@@ -218,7 +233,17 @@ def export_text_model(
        `make_dataset(batching="pack")` gives them: `example_ids` 1 on
        tokens and 0 on padding, `positions` `0..length-1` on tokens).
 
-    `serve(texts)` returns the model's outputs as they are; the
+    With `return_offsets=True`, `serve` also says where each row position
+    is in its text, for a model with per-token outputs (a tagger): it
+    returns a dict, the model's outputs (`{"outputs": ...}` for a single
+    output) and `offsets`, int32 `[B, S, 2]`, each position's character
+    span `[start, end)` in its text (`text[start:end]` in Python, as
+    `tokenize_with_offsets(..., unit="char")` gives it), -1 on special
+    tokens and padding: the spans Hugging Face's token-classification
+    pipeline answers with. The tokenizer must give offsets
+    (`tokenize_with_offsets`).
+
+    Otherwise `serve(texts)` returns the model's outputs as they are; the
     `serving_default` signature returns a dict (`{"outputs": ...}` for a
     single output). `serve` also takes one text, a scalar string, and
     answers as for a batch of one without the batch axis:
@@ -268,6 +293,8 @@ def export_text_model(
             the padding from it, so serving cannot drift from training; an
             argument given as well must agree with it, and `tokenizer`
             must be the pipeline's.
+        return_offsets: bool. Also return each position's character span
+            (see above). Defaults to `False`.
 
     Returns:
         The `tf.Module` that was saved (its `serve` works in this process).
@@ -296,13 +323,20 @@ def export_text_model(
     check_bool("add_special_tokens", add_special_tokens)
     check_padding(model, tokenizer, "Serving it")
     check_type("path", path, (str, os.PathLike), "a folder path")
+    check_bool("return_offsets", return_offsets)
     module = _TextModel(
         model,
         tokenizer,
         max_length=max_length,
         batching=batching,
         specials=add_special_tokens,
+        offsets=return_offsets,
     )
+    if return_offsets and "offsets" in model.output_names:
+        raise ValueError(
+            "`return_offsets=True` adds an output named `offsets`, but the "
+            "model has an output of that name already. Rename it."
+        )
     concrete = module.serve.get_concrete_function(SERVED_TEXTS)
     module.serve.get_concrete_function(SERVED_TEXT)
     signature = module.serving_default.get_concrete_function()

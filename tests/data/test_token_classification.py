@@ -12,9 +12,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.test_export import reload_in_fresh_process
 from tf_input.data import make_dataset
+from tf_input.export import export_text_model
 from tf_input.data import read_conll
 from tf_input.tokenizers import load_tokenizer
 
@@ -255,10 +258,13 @@ def test_bad_sources_say_what_is_wrong(ud):
         list(make_dataset(source, tokenizer, **kwargs))
 
 
-def test_a_keras_hub_bert_tagger_learns_the_ud_tags(ud):
+def test_a_keras_hub_bert_tagger_learns_the_ud_tags_and_is_served(ud, tmp_path):
     """A small BERT backbone with a per-token head, fed the batches as
     they are: the loss over the first tokens of words falls, and the
-    tagger beats tagging every word with the most common tag."""
+    tagger beats tagging every word with the most common tag. Exported
+    with `return_offsets=True` and reloaded in a fresh process, it
+    answers raw text with the logits of the model in memory and each
+    token's character span, Hugging Face's offsets."""
     import keras
     import keras_hub
 
@@ -299,3 +305,46 @@ def test_a_keras_hub_bert_tagger_learns_the_ud_tags(ud):
     tags = [tag for _, labels in sentences for tag in labels]
     majority = max(tags.count(name) for name in names) / len(tags)
     assert history["accuracy"][-1] > majority + 0.1
+
+    texts = corpora_texts()[:6] + ["Héllo WÖRLD, İstanbul!", ""]
+    module = export_text_model(
+        model, tokenizer, tmp_path / "tagger", dataset=ds, return_offsets=True
+    )
+    want = {k: v.numpy() for k, v in module.serve(tf.constant(texts)).items()}
+    assert set(want) == {"outputs", "offsets"}
+    features = module.features(tf.constant(texts))
+    direct = model({k: features[k] for k in model.input}).numpy()
+    np.testing.assert_allclose(want["outputs"], direct, rtol=1e-5, atol=1e-5)
+    _, hf = load("bert")
+    hf.enable_truncation(64)
+    for row, encoding in enumerate(hf.encode_batch(texts)):
+        spans = [
+            [-1, -1] if special else list(span)
+            for span, special in zip(
+                encoding.offsets, encoding.special_tokens_mask
+            )
+        ]
+        size = len(spans)
+        assert want["offsets"][row, :size].tolist() == spans
+        assert (want["offsets"][row, size:] == -1).all()
+    out = tmp_path / "served.npz"
+    report = reload_in_fresh_process(
+        [
+            {
+                "loader": "plain",
+                "path": str(tmp_path / "tagger"),
+                "texts": texts,
+                "out": str(out),
+            }
+        ]
+    )
+    assert not report["errors"]
+    served = np.load(out)
+    for key, value in want.items():
+        np.testing.assert_array_equal(served[f"serve_{key}"], value)
+        np.testing.assert_array_equal(served[f"sig_{key}"], value)
+
+
+def corpora_texts():
+    """The raw sentences of the UD file (its `# text = ` lines)."""
+    return corpora()[UD]

@@ -664,7 +664,7 @@ class Rows:
         return features, labels, {"start": weight, "end": weight}
 
     # --- Serving -----------------------------------------------------------
-    def serve(self, texts):
+    def serve(self, texts, offsets=False):
         """`[N]` strings -> the features of one padded batch, for export.
 
         One example per row, always (`N` rows out for `N` texts): the rows
@@ -674,16 +674,35 @@ class Rows:
         and no special token around it, becomes the one token `fill_id`,
         so that no row is all padding (a masked mean over it would be
         NaN).
+
+        With `offsets`, also `offsets`: int32 `[N, S, 2]`, each position's
+        character span in its text (`tokenize_with_offsets(...,
+        unit="char")`), -1 on special tokens and padding.
         """
-        ids = token_ids(self.tokenizer, texts)
+        index = tf.range(tf.size(texts, out_type=tf.int64))
+
+        def padded(values, start, end):
+            return pad_rows(
+                values, index, self.capacity, start, end, self.max_length
+            )
+
+        spans = []
+        if offsets:
+            ids, starts, ends, _ = self.tokenizer._offset_rows(
+                texts, False, "char"
+            )
+            # + 1, padded with 0 (also on specials), - 1: -1 off the text.
+            none = ([0] * len(self.start), [0] * len(self.end))
+            for values in (starts, ends):
+                values = values.with_flat_values(
+                    tf.cast(values.flat_values, tf.int32) + 1
+                )
+                spans.append(padded(values, *none)[0] - 1)
+        else:
+            ids = token_ids(self.tokenizer, texts)
         rows = {}
-        rows["ids"], rows["lengths"], rows["truncated"] = pad_rows(
-            ids,
-            tf.range(ids.nrows()),
-            self.capacity,
-            self.start,
-            self.end,
-            self.max_length,
+        rows["ids"], rows["lengths"], rows["truncated"] = padded(
+            ids, self.start, self.end
         )
         rows["ids"], rows["lengths"] = self._fill_empty(
             rows["ids"], rows["lengths"]
@@ -691,7 +710,10 @@ class Rows:
         if self.batching == "longest":
             size = tf.reduce_max(tf.concat([rows["lengths"], [1]], 0))
             rows["ids"] = rows["ids"][:, :size]
+            spans = [values[:, :size] for values in spans]
         features = self.features(self._dense(rows, None, None))[0]
+        if spans:
+            features["offsets"] = tf.stack(spans, axis=-1)
         mask = features["padding_mask"]
         features["example_ids"] = mask
         width = tf.shape(mask)[1]
