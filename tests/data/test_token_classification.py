@@ -17,8 +17,8 @@ from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
 from tests.test_export import reload_in_fresh_process
 from tf_input.data import make_dataset
-from tf_input.export import export_text_model
 from tf_input.data import read_conll
+from tf_input.export import export_text_model
 from tf_input.tokenizers import load_tokenizer
 
 pytestmark = requires_shared_data
