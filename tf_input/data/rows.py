@@ -359,6 +359,8 @@ class Rows:
             weights = tf.ones_like(token_labels)
         else:
             weights = tf.cast(first, tf.int32)
+            # Under a weight of 0 the label is 0, as everywhere.
+            token_labels *= weights
         splits = tf.gather(pieces.row_splits, words.row_splits)
 
         def sentences(values):
