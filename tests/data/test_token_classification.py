@@ -348,3 +348,122 @@ def test_a_keras_hub_bert_tagger_learns_the_ud_tags_and_is_served(ud, tmp_path):
 def corpora_texts():
     """The raw sentences of the UD file (its `# text = ` lines)."""
     return corpora()[UD]
+
+
+def bio_reference(hf, examples, names, max_length):
+    """B-, I-, O tags of each token from HF's offsets: a token is in a
+    span when their characters overlap; the span's first token is B-."""
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_str(hf.to_str())
+    hf.enable_truncation(max_length)
+    out = []
+    for text, spans in examples:
+        encoding = hf.encode(text)
+        labels, previous = [], None
+        for (start, end), special in zip(
+            encoding.offsets, encoding.special_tokens_mask
+        ):
+            if special:
+                labels.append(-100)
+                continue
+            hit = [
+                k for k, (a, b, _) in enumerate(spans) if start < b and end > a
+            ]
+            if not hit:
+                labels.append(names.index("O"))
+                previous = None
+                continue
+            kind = "I-" if hit[0] == previous else "B-"
+            labels.append(names.index(kind + spans[hit[0]][2]))
+            previous = hit[0]
+        out.append((encoding.ids, labels))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+def test_character_spans_become_bio_tags_by_the_offsets(name):
+    """Spans over capitalised words and over random characters (inside
+    tokens, across words) of WikiText lines, tagged by the offsets."""
+    import random
+
+    rng = random.Random(0)
+    lines = [x for x in corpora()["wikitext-2-raw-test.txt"] if len(x) > 80]
+    examples = []
+    for text in lines[:150]:
+        spans, at = [], 0
+        while True:
+            start = at + rng.randrange(0, 60)
+            end = start + rng.randrange(1, 25)
+            if end > len(text):
+                break
+            spans.append((start, end, rng.choice(["PER", "LOC"])))
+            at = end + rng.randrange(0, 3)
+        examples.append((text, spans))
+    names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    tokenizer, hf = load(name)
+    ds = make_dataset(
+        examples,
+        tokenizer,
+        task="token_classification",
+        label_vocabulary=names,
+        batch_size=16,
+        max_length=48,
+    )
+    want = bio_reference(hf, examples, names, 48)
+    assert ours(ds) == want
+    assert sum(2 in labels or 4 in labels for _, labels in want) > 100
+    # A chunk with no span at all.
+    none = [(text, []) for text, _ in examples[:3]]
+    ds = make_dataset(
+        none,
+        tokenizer,
+        task="token_classification",
+        label_vocabulary=names,
+        batch_size=4,
+        max_length=48,
+    )
+    assert ours(ds) == bio_reference(hf, none, names, 48)
+
+
+def test_character_spans_must_be_in_order_and_named():
+    tokenizer, _ = load("bert")
+    kwargs = dict(task="token_classification", batch_size=2, max_length=16)
+    with pytest.raises(ValueError, match="in order and apart"):
+        make_dataset(
+            [("Ada met Bob", [(4, 11, "PER"), (0, 3, "PER")])],
+            tokenizer,
+            label_vocabulary=["O", "B-PER", "I-PER"],
+            **kwargs,
+        )
+    with pytest.raises(ValueError, match="must name the tags, `O`"):
+        make_dataset(
+            [("Ada met Bob", [(0, 3, "PER")])],
+            tokenizer,
+            label_vocabulary=["B-PER", "I-PER"],
+            **kwargs,
+        )
+    source = tf.data.Dataset.from_tensor_slices(
+        (
+            tf.constant(["Ada met Bob"]),
+            tf.ragged.constant([[4, 0]], tf.int64),
+            tf.ragged.constant([[11, 3]], tf.int64),
+            tf.ragged.constant([["PER", "PER"]]),
+        )
+    )
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match="in order and apart"
+    ):
+        make_dataset(
+            source,
+            tokenizer,
+            label_vocabulary=["O", "B-PER", "I-PER"],
+            **kwargs,
+        )
+    with pytest.raises(tf.errors.InvalidArgumentError, match="B-LOC"):
+        make_dataset(
+            [("Ada met Bob", [(0, 3, "LOC")])],
+            tokenizer,
+            label_vocabulary=["O", "B-PER", "I-PER"],
+            **kwargs,
+        )

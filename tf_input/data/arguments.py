@@ -425,6 +425,20 @@ def _word_columns(spec, task, label_vocabulary):
             "A source of `(words, labels)` pairs is for "
             f'task="token_classification". Received: task={task!r}.'
         )
+    if (
+        isinstance(spec, tuple)
+        and [s.shape.rank for s in spec] == [0, 1, 1, 1]
+        and [s.dtype for s in spec]
+        == [tf.string, tf.int64, tf.int64, tf.string]
+    ):
+        if label_vocabulary is None or "O" not in label_vocabulary:
+            raise ValueError(
+                "Texts with labelled character spans are tagged B-, I- and "
+                "O by their tokens' offsets: `label_vocabulary` must name "
+                "the tags, `O` and `B-X`, `I-X` for each span label `X`. "
+                f"Received: label_vocabulary={label_vocabulary!r}."
+            )
+        return "text+spans"
     if not (
         isinstance(spec, tuple)
         and len(spec) == 2
@@ -434,7 +448,9 @@ def _word_columns(spec, task, label_vocabulary):
         raise ValueError(
             'task="token_classification" needs (words, labels) pairs: '
             "the pre-split words of a sentence and one label per word "
-            "(as `read_conll` gives them). Received: a source of "
+            "(as `read_conll` gives them), or (text, [(start, end, "
+            "label), ...]) texts with labelled character spans. "
+            "Received: a source of "
             + (
                 "single texts."
                 if not isinstance(spec, tuple)

@@ -156,8 +156,12 @@ def make_dataset(
       the word's other tokens, on special tokens and on padding
       (`tokenize_and_align_labels` of Hugging Face's examples).
       `label_all_tokens=True` puts the label (its `I-` form for a `B-`
-      label) on every token of the word, each with weight 1. Not with
-      `"pack"` or `"stream"`.
+      label) on every token of the word, each with weight 1. Or `(text,
+      [(start, end, label), ...])` texts with character spans: each token
+      tagged `B-label` / `I-label` / `O` by its character offsets (the
+      first token overlapping a span is `B-`), every token a target;
+      `label_vocabulary` names the tags. Not with `"pack"` or
+      `"stream"`.
     * `seq2seq`: `encoder_token_ids`, `encoder_padding_mask`,
       `decoder_token_ids` (`<sos>` + target), `decoder_padding_mask`;
       labels are target + `<eos>`, weights 1 on each of them. The
@@ -170,7 +174,9 @@ def make_dataset(
             or a list of `pathlib.Path` (one example per line, files
             interleaved); or a `tf.data.Dataset` of scalar strings or pairs.
             For `token_classification`: a list of `(words, labels)` pairs
-            of lists, or a dataset of `(words, labels)` 1-D tensors.
+            of lists, or a dataset of `(words, labels)` 1-D tensors; or a
+            list of `(text, [(start, end, label), ...])`, or a dataset of
+            `(text, starts, ends, labels)`, the spans' columns 1-D.
         tokenizer: a `tf_input` tokenizer built with
             `add_special_tokens=False`.
         task: str, one of `"lm"`, `"seq2seq"`, `"encode"`,

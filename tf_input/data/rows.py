@@ -32,6 +32,7 @@ from tf_input.data.cutting import token_ids
 from tf_input.data.question_answering import answer_spans
 from tf_input.data.question_answering import qa_rows
 from tf_input.data.question_answering import strip_questions
+from tf_input.tokenizers._offsets import _ROW
 from tf_input.tokenizers._tables import lookup_table
 
 TASKS = (
@@ -65,6 +66,7 @@ COLUMNS = (
     "pair+label",
     "seq2seq",
     "words+labels",
+    "text+spans",
     "question+context",
     "question+context+answer",
 )
@@ -215,8 +217,11 @@ class Rows:
             texts, second, parts["labels"] = batch
         elif self.columns.startswith("question"):
             return self._tokenize_questions(*batch)
-        elif self.columns == "words+labels":
-            parts = self._tokenize_words(*batch)
+        elif self.columns in ("words+labels", "text+spans"):
+            if self.columns == "words+labels":
+                parts = self._tokenize_words(*batch)
+            else:
+                parts = self._tokenize_spans(*batch)
             keep = parts["ids"].row_lengths() > 0
             if not self.skip_empty:
                 keep = tf.ones_like(keep)
@@ -372,6 +377,70 @@ class Rows:
             "ids": sentences(pieces.flat_values),
             "token_labels": sentences(token_labels),
             "token_weights": sentences(weights),
+        }
+
+    def _tokenize_spans(self, texts, starts, ends, labels):
+        """Texts with labelled character spans -> ragged `ids`,
+        `token_labels` (B-, I-, O by the tokens' character offsets) and
+        `token_weights` (1 on every token).
+
+        A token is in a span when their characters overlap (in the first
+        of two spans it overlaps); the first token of a span gets
+        `B-label`, the others `I-label`, a token in no span `O`. The
+        spans of a text must be in order and apart, each `start < end`.
+        """
+        key_starts = starts.value_rowids() * _ROW + starts.flat_values
+        key_ends = starts.value_rowids() * _ROW + ends.flat_values
+        check = tf.debugging.Assert(
+            tf.reduce_all(key_starts < key_ends)
+            & tf.reduce_all(key_starts[1:] >= key_ends[:-1]),
+            [
+                "The character spans of a text must be (start, end, label) "
+                "with start < end, in order and apart. Received texts:",
+                texts,
+            ],
+            summarize=3,
+        )
+        with tf.control_dependencies([check]):
+            texts = tf.identity(texts)
+        ids, token_starts, token_ends, _ = self.tokenizer._offset_rows(
+            texts, False, "char"
+        )
+        row = ids.value_rowids()
+        # The spans, and after them one in no row that ends after all.
+        span_row = tf.concat([starts.value_rowids(), [-1]], 0)
+        span_start = tf.concat([starts.flat_values, [0]], 0)
+        span_label = tf.concat([labels.flat_values, [""]], 0)
+        span_key = tf.concat([key_ends, [tf.int64.max]], 0)
+        # The first span that ends after the token starts, in its row:
+        # the token is in it if the span starts before the token ends.
+        found = tf.searchsorted(
+            span_key,
+            row * _ROW + token_starts.flat_values,
+            side="right",
+            out_type=tf.int64,
+        )
+        inside = tf.equal(tf.gather(span_row, found), row) & (
+            tf.gather(span_start, found) < token_ends.flat_values
+        )
+        span = tf.where(inside, found, -1)
+        previous = tf.concat([[-1], span[:-1]], 0)
+        same_row = tf.concat([[False], tf.equal(row[1:], row[:-1])], 0)
+        first = ~(same_row & tf.equal(previous, span))
+        names = tf.where(
+            inside,
+            tf.where(first, "B-", "I-") + tf.gather(span_label, found),
+            "O",
+        )
+        token_labels = self._label_ids(names)
+
+        def rows_of(values):
+            return ids.with_flat_values(values)
+
+        return {
+            "ids": ids,
+            "token_labels": rows_of(token_labels),
+            "token_weights": rows_of(tf.ones_like(token_labels)),
         }
 
     def _label_ids(self, labels):

@@ -7,7 +7,9 @@ Accepted forms (see `make_dataset`):
   `(sources, targets)`; a list of `(text_a, text_b, label)` triples or of
   `(question, context, answer_start, answer_text)`;
 * a list of `(words, labels)` pairs, two equally long lists each (the
-  sentences of `read_conll`, for `task="token_classification"`);
+  sentences of `read_conll`), or of `(text, [(start, end, label), ...])`
+  texts with labelled character spans, for
+  `task="token_classification"`;
 * a file path or glob pattern (`str` or `os.PathLike`), or a list of
   `os.PathLike` paths: one example per line, several files interleaved;
 * a `tf.data.Dataset` of scalar strings, of tuples of scalars, or of
@@ -88,6 +90,70 @@ def _is_words(item) -> bool:
         _is_pair(item)
         and len(item) == 2
         and all(isinstance(x, (list, tuple, np.ndarray)) for x in item)
+    )
+
+
+def _is_spans(item) -> bool:
+    """Whether an element of `source` is `(text, [(start, end, label),
+    ...])`: a text and its labelled character spans."""
+    return (
+        _is_pair(item)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and isinstance(item[1], (list, tuple))
+        and all(_is_pair(span) and len(span) == 3 for span in item[1])
+    )
+
+
+def _span_texts(source):
+    """A list of `(text, spans)` -> a dataset of `(text, starts, ends,
+    labels)`: the spans' 1-D ragged columns, checked to be in order and
+    apart (a character has one label)."""
+    texts, starts, ends, labels, counts = [], [], [], [], []
+    for i, item in enumerate(source):
+        if not _is_spans(item):
+            raise ValueError(
+                "`source` must be all `(text, spans)` examples, the spans "
+                "a list of `(start, end, label)`. Received: "
+                f"source[{i}]={item!r}."
+            )
+        text, spans = item
+        previous = 0
+        for start, end, label in spans:
+            if not (
+                isinstance(start, (int, np.integer))
+                and isinstance(end, (int, np.integer))
+                and isinstance(label, str)
+                and previous <= start < end <= len(text)
+            ):
+                raise ValueError(
+                    "Each span of a `(text, spans)` example is `(start, end, "
+                    "label)`: characters `text[start:end]` (0 <= start < end "
+                    "<= len(text)) and a str label, the spans in order and "
+                    f"apart. Received: source[{i}] with the span "
+                    f"{(start, end, label)!r} (text of {len(text)} "
+                    "characters)."
+                )
+            previous = end
+            starts.append(int(start))
+            ends.append(int(end))
+            labels.append(label)
+        texts.append(text)
+        counts.append(len(spans))
+    counts = tf.constant(counts, tf.int64)
+
+    def ragged(values, dtype):
+        return tf.RaggedTensor.from_row_lengths(
+            tf.constant(values, dtype), counts
+        )
+
+    return tf.data.Dataset.from_tensor_slices(
+        (
+            tf.constant(texts, tf.string),
+            ragged(starts, tf.int64),
+            ragged(ends, tf.int64),
+            ragged(labels, tf.string),
+        )
     )
 
 
@@ -326,6 +392,12 @@ def _check_dataset(dataset):
         and spec[0].dtype == tf.string
     ):
         return dataset, True  # (words, labels)
+    if (
+        isinstance(spec, tuple)
+        and [s.shape.rank for s in spec] == [0, 1, 1, 1]
+        and spec[0].dtype == tf.string
+    ):
+        return dataset, True  # (text, span starts, span ends, span labels)
     if isinstance(spec, tf.TensorSpec) and spec.dtype == tf.string:
         if spec.shape.rank == 0:
             return dataset, False
@@ -342,7 +414,8 @@ def _check_dataset(dataset):
         "three scalars (`(text, target)`, `(text_a, text_b)`, `(text_a, "
         "text_b, label)`, `(question, context, answer_start, "
         "answer_text)`; use `dataset.unbatch()` on a batched dataset), "
-        "or `(words, labels)` pairs of 1-D tensors. "
+        "`(words, labels)` pairs of 1-D tensors, or `(text, starts, ends, "
+        "labels)` of a text's character spans (1-D). "
         f"Received: element_spec={spec}."
     )
 
@@ -388,6 +461,8 @@ def as_dataset(source, deterministic=None, encoding="utf-8", errors="strict"):
         )
     if all(isinstance(item, str) for item in source):
         return tf.data.Dataset.from_tensor_slices(list(source)), False
+    if _is_spans(source[0]):
+        return _span_texts(source), True
     if _is_words(source[0]) and (
         len(source[0][0]) == 0 or not _is_pair(source[0][0][0])
     ):
