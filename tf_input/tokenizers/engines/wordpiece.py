@@ -46,6 +46,8 @@ word came from (see its docstring).
 
 from __future__ import annotations
 
+import functools
+
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
@@ -72,10 +74,8 @@ from tf_input.tokenizers.engines.wordpiece_match import WordPieceMatcher
 from tf_input.tokenizers.hf import added_tokens as _added_tokens
 from tf_input.tokenizers.hf.normalizers.unicode import UnicodeNormalization
 
-# `tokenize_with_offsets`: text where steps 1-4 keep every character and
-# its length (printable ASCII, tab, LF, CR), and the bytes that cut words
-# apart and mark the text between them that is no word (never in UTF-8).
-_ASCII_TEXT = r"[\t\n\r\x20-\x7e]*"
+# `tokenize_with_offsets`: the bytes that cut words apart and mark the
+# text between them that is no word (never in UTF-8).
 _SEP = b"\xff"
 _DROP = b"\xfe"
 
@@ -269,6 +269,19 @@ class BertWordPiece(tf.Module):
         self._offsets_split_rewrite = (
             _SEP + b"\\1" + _SEP + _DROP + b"\\2" + _SEP
         )
+        # Text where steps 1-4 keep every character in its place and of
+        # its length, one for one, so that a byte keeps its position (all
+        # printable ASCII, "–", "£", most letters of most scripts): none
+        # that step 1 drops, step 3 rewrites or drops, step 4 lowercases
+        # to another length, or that stands in for a special token.
+        moved = CodePoints(self._control.ranges) | CodePoints.of(
+            *(chr(c) for c in STAND_INS)
+        )
+        if self._nfd is not None:
+            moved |= self._nfd.tables.unsafe | CodePoints(self._marks.ranges)
+        if self.lowercase:
+            moved |= _lowercase_resized()
+        self._kept_positions_pattern = f"{(~moved).re2()}*"
         self._piece_bytes = tf.constant(
             [len(t.encode()) - 2 * t.startswith("##") for t in self.vocabulary],
             tf.int64,
@@ -372,17 +385,20 @@ class BertWordPiece(tf.Module):
         a token covers its piece of the word (the lengths of the pieces
         before it), or the whole word if it is the only token (a word the
         vocabulary cannot cover: `[UNK]`). Steps 1-4 change no position in
-        ASCII text; in other segments a normalized character is aligned
-        with the character it comes from (`_sources`), and spans go back
-        through those alignments and the UTF-8 repair (`_offsets`).
+        most text (ASCII, and any text without a character they drop,
+        decompose or resize); in other segments a normalized character is
+        aligned with the character it comes from (`_sources`), and spans go
+        back through those alignments and the UTF-8 repair (`_offsets`).
         """
         texts = to_valid_utf8(raw)
         segments, per_line, segment_starts, segment_ends = (
             self._special_extractor(texts, spans=True)
         )  # [S], [N + 1], [S], [S]
         special = _added_tokens.is_placeholder(segments)
-        ascii_text = tf.strings.regex_full_match(segments, _ASCII_TEXT)
-        followed = ~(ascii_text | special)
+        kept = tf.strings.regex_full_match(
+            segments, self._kept_positions_pattern
+        )
+        followed = ~(kept | special)
         plain = tf.cond(
             tf.reduce_any(followed),
             lambda: self._replace_reserved(segments),
@@ -560,6 +576,28 @@ class BertWordPiece(tf.Module):
                 pieces, literal(old), new.replace("\\", "\\\\")
             )
         return tf.strings.reduce_join(ids.with_flat_values(pieces), axis=-1)
+
+
+@functools.cache
+def _lowercase_resized():
+    """The characters whose lowercase (Python's, and the additions made
+    to ICU's) is not one character of the same length in UTF-8: step 4
+    moves the bytes after them."""
+    changed = {
+        char: small
+        for char, small in (
+            (chr(c), chr(c).lower())
+            for c in range(0x20000)
+            if c < 0xD800 or c > 0xDFFF
+        )
+        if small != char
+    }
+    changed.update(lowercase_additions())
+    return CodePoints(
+        (ord(char), ord(char))
+        for char, small in changed.items()
+        if len(small) != 1 or len(small.encode()) != len(char.encode())
+    )
 
 
 class _Ranges:
