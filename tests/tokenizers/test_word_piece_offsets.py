@@ -113,6 +113,9 @@ SPECIAL_CASES = [
     # Lowercasing that lengthens ("İ" -> "i" + U+0307), accents stripped.
     "İstanbul İİ xİy café CAFÉ naïve e\u0301\u0327\u0316 Ångström",
     "ΟΔΟΣ Σίσυφος ﬁne Straße ẞ \u212a\u212b",
+    # Non-ASCII text no step moves, and capitals lowercased to another
+    # length in UTF-8 ("Ⱥ" -> "ⱥ", "ẞ" -> "ß") next to ones that keep it.
+    "£5 – 10€ «Ⅻ» Ⓐ Ωmega ЖУК ȺȾ Ɐx ẞa \u2126 \u1c90 \u2c2f \U0001e900",
     # Control and format characters dropped by clean text.
     "ctrl\x00\x01\x07\x1b\x7f\x80\x9f end a\u200db soft\u00adhyphen \ufeffx",
     "\ufffd replacement \ue000 private \U000f0000",

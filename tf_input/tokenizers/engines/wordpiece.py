@@ -46,6 +46,8 @@ word came from (see its docstring).
 
 from __future__ import annotations
 
+import functools
+
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
@@ -71,13 +73,6 @@ from tf_input.tokenizers.engines.bert_tables import ranges
 from tf_input.tokenizers.engines.wordpiece_match import WordPieceMatcher
 from tf_input.tokenizers.hf import added_tokens as _added_tokens
 from tf_input.tokenizers.hf.normalizers.unicode import UnicodeNormalization
-
-# `tokenize_with_offsets`: text where steps 1-4 keep every character and
-# its length (printable ASCII, tab, LF, CR), and the bytes that cut words
-# apart and mark the text between them that is no word (never in UTF-8).
-_ASCII_TEXT = r"[\t\n\r\x20-\x7e]*"
-_SEP = b"\xff"
-_DROP = b"\xfe"
 
 
 class BertWordPiece(tf.Module):
@@ -259,16 +254,50 @@ class BertWordPiece(tf.Module):
             key_dtype=tf.string,
             value_dtype=tf.string,
         )
-        # Steps 2 and 5: a separator around every CJK and punctuation
-        # character, and around each run of whitespace other than spaces,
-        # which is marked to be dropped.
-        self._offsets_split_pattern = (
-            f"([{class_body(CJK)}{class_body(PUNCTUATION)}])"
-            f"|([{class_body(WHITESPACE)}]+)"
+        # Steps 2 and 5, to find where words start: the kind of each
+        # character (0 in a word, 1 whitespace to `tokenize`'s split, 2 a
+        # word alone), by code point ranges.
+        alone = CodePoints(ranges(CJK)) | CodePoints(ranges(PUNCTUATION))
+        spaces = (
+            CodePoints(ranges(WHITESPACE)) | CodePoints.of(" ", "\v", "\f")
+        ) - alone
+        bounds, kinds, after = [], [], 0
+        for first, last, kind in sorted(
+            [(*r, 1) for r in spaces.ranges] + [(*r, 2) for r in alone.ranges]
+        ):
+            if first > after:
+                bounds.append(after)
+                kinds.append(0)
+            bounds.append(first)
+            kinds.append(kind)
+            after = last + 1
+        bounds.append(after)
+        kinds.append(0)
+        self._kind_bounds = tf.constant(bounds, tf.int32)
+        self._kinds = tf.constant(kinds, tf.int32)
+        # The ASCII characters of kinds 1 and 2, as ranges of bytes.
+        ascii_kinds = {1: [], 2: []}
+        for i, (first, kind) in enumerate(zip(bounds, kinds)):
+            last = bounds[i + 1] - 1 if i + 1 < len(bounds) else first
+            if kind and first < 128:
+                ascii_kinds[kind].append((first, min(last, 127)))
+        self._ascii_kinds = tuple(
+            (kind, tuple(spans)) for kind, spans in ascii_kinds.items()
         )
-        self._offsets_split_rewrite = (
-            _SEP + b"\\1" + _SEP + _DROP + b"\\2" + _SEP
+
+        # Text where steps 1-4 keep every character in its place and of
+        # its length, one for one, so that a byte keeps its position (all
+        # printable ASCII, "–", "£", most letters of most scripts): none
+        # that step 1 drops, step 3 rewrites or drops, step 4 lowercases
+        # to another length, or that stands in for a special token.
+        moved = CodePoints(self._control.ranges) | CodePoints.of(
+            *(chr(c) for c in STAND_INS)
         )
+        if self._nfd is not None:
+            moved |= self._nfd.tables.unsafe | CodePoints(self._marks.ranges)
+        if self.lowercase:
+            moved |= _lowercase_resized()
+        self._kept_positions_pattern = f"{(~moved).re2()}*"
         self._piece_bytes = tf.constant(
             [len(t.encode()) - 2 * t.startswith("##") for t in self.vocabulary],
             tf.int64,
@@ -372,17 +401,20 @@ class BertWordPiece(tf.Module):
         a token covers its piece of the word (the lengths of the pieces
         before it), or the whole word if it is the only token (a word the
         vocabulary cannot cover: `[UNK]`). Steps 1-4 change no position in
-        ASCII text; in other segments a normalized character is aligned
-        with the character it comes from (`_sources`), and spans go back
-        through those alignments and the UTF-8 repair (`_offsets`).
+        most text (ASCII, and any text without a character they drop,
+        decompose or resize); in other segments a normalized character is
+        aligned with the character it comes from (`_sources`), and spans go
+        back through those alignments and the UTF-8 repair (`_offsets`).
         """
         texts = to_valid_utf8(raw)
         segments, per_line, segment_starts, segment_ends = (
             self._special_extractor(texts, spans=True)
         )  # [S], [N + 1], [S], [S]
         special = _added_tokens.is_placeholder(segments)
-        ascii_text = tf.strings.regex_full_match(segments, _ASCII_TEXT)
-        followed = ~(ascii_text | special)
+        kept = tf.strings.regex_full_match(
+            segments, self._kept_positions_pattern
+        )
+        followed = ~(kept | special)
         plain = tf.cond(
             tf.reduce_any(followed),
             lambda: self._replace_reserved(segments),
@@ -443,39 +475,84 @@ class BertWordPiece(tf.Module):
 
     def _words_with_starts(self, texts):
         """Steps 2 and 5 on normalized `[S]` texts: ragged `[S, None]`
-        words, and the int64 byte start of each in its text (flat).
+        words, as `tokenize` splits them, and the int64 byte start of each
+        in its text (flat).
 
-        Spaces are left to a split on `" "` (one byte each, and most of
-        the cuts: a regex match costs more); the other cuts are marked
-        without losing a byte, so every piece knows where it starts."""
-        marked = tf.strings.regex_replace(
-            texts, self._offsets_split_pattern, self._offsets_split_rewrite
+        A word starts at every word alone (CJK, punctuation) and at every
+        other character that is not whitespace and follows whitespace, a
+        word alone or the start of its text. The characters are read off
+        the bytes of the whole batch, code points only for the few that
+        are not ASCII."""
+        words = tf.strings.split(
+            tf.strings.regex_replace(texts, self._split_pattern, r" \1 ")
         )
-        parts = tf.strings.split(marked, sep=_SEP)  # [S, P]
-        flat = parts.flat_values
-        dropped = tf.strings.substr(flat, 0, 1) == _DROP
-        # A dropped part holds one byte more than the text it covers.
-        lengths = tf.cast(tf.strings.length(flat), tf.int64) - tf.cast(
-            dropped, tf.int64
+        lengths = tf.cast(tf.strings.length(texts), tf.int64)
+        row_starts = tf.cumsum(lengths, exclusive=True)
+        data = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
+        data = tf.cast(data, tf.int32)
+        size = tf.size(data, out_type=tf.int64)
+        # The kind of each character, at its first byte (`kind`) and at
+        # its last (`kind_at_end`): ASCII by comparisons, the others by
+        # their code points (elementwise: gathers cost more per byte).
+        kind = tf.zeros_like(data)
+        for value, spans in self._ascii_kinds:
+            found = tf.zeros_like(data, tf.bool)
+            for first, last in spans:
+                if first == last:
+                    found |= data == first
+                else:
+                    found |= (data >= first) & (data <= last)
+            kind = tf.where(found, value, kind)
+        kind_at_end = kind
+        wide = tf.where(data >= 0xC0)
+        kind, kind_at_end = tf.cond(
+            tf.size(wide) > 0,
+            lambda: self._with_wide(data, wide, kind, kind_at_end),
+            lambda: (kind, kind_at_end),
         )
-        part_starts = _offsets.starts_in_rows(lengths, parts.row_splits)
-        pieces = tf.strings.split(flat, sep=" ")  # [P, Q]
-        piece_lengths = tf.cast(tf.strings.length(pieces.flat_values), tf.int64)
-        starts = tf.gather(
-            part_starts, row_ids(pieces.row_splits)
-        ) + _offsets.starts_in_rows(piece_lengths + 1, pieces.row_splits)
-        kept = (piece_lengths > 0) & tf.gather(
-            ~dropped, row_ids(pieces.row_splits)
+        begun = tf.math.unsorted_segment_sum(
+            tf.ones_like(row_starts), row_starts, size + 1
+        )[:-1]
+        before = tf.where(begun > 0, 1, tf.concat([[1], kind_at_end], 0)[:-1])
+        starts = tf.where(
+            (tf.bitwise.bitwise_and(data, 0xC0) != 0x80)
+            & ((kind == 2) | ((kind == 0) & (before != 0)))
+        )[:, 0]
+        row = tf.gather(tf.cumsum(begun), starts) - 1
+        return words, starts - tf.gather(row_starts, row)
+
+    def _with_wide(self, data, wide, kind, kind_at_end):
+        """`kind` and `kind_at_end` with the kinds of the characters of 2
+        to 4 bytes that start at `wide` (`[K, 1]`) in `data`."""
+        at = wide[:, 0]
+        data = tf.concat([data, tf.zeros([3], tf.int32)], 0)
+        b0, b1, b2, b3 = (tf.gather(data, at + i) for i in range(4))
+
+        def low(byte, bits, shift):
+            return tf.bitwise.left_shift(
+                tf.bitwise.bitwise_and(byte, (1 << bits) - 1), shift
+            )
+
+        two = low(b0, 5, 6) | low(b1, 6, 0)
+        three = low(b0, 4, 12) | low(b1, 6, 6) | low(b2, 6, 0)
+        four = low(b0, 3, 18) | low(b1, 6, 12) | low(b2, 6, 6) | low(b3, 6, 0)
+        code_points = tf.where(
+            b0 >= 0xF0, four, tf.where(b0 >= 0xE0, three, two)
         )
-        at = tf.where(kept)[:, 0]
-        kept_before = tf.concat([[0], tf.cumsum(tf.cast(kept, tf.int64))], 0)
-        splits = tf.gather(pieces.row_splits, parts.row_splits)
-        words = tf.RaggedTensor.from_row_splits(
-            tf.gather(pieces.flat_values, at),
-            tf.gather(kept_before, splits),
-            validate=False,
+        kinds = tf.gather(
+            self._kinds,
+            tf.searchsorted(self._kind_bounds, code_points, side="right") - 1,
         )
-        return words, tf.gather(starts, at)
+        # The last byte: 1 to 3 after the first.
+        extra = (
+            1 + tf.cast(b0 >= 0xE0, tf.int64) + tf.cast(b0 >= 0xF0, tf.int64)
+        )
+        return (
+            tf.tensor_scatter_nd_update(kind, wide, kinds),
+            tf.tensor_scatter_nd_update(
+                kind_at_end, (at + extra)[:, None], kinds
+            ),
+        )
 
     def _before_normalizer(
         self, segments, normalized, rows_mask, starts, ends, token_segment
@@ -560,6 +637,28 @@ class BertWordPiece(tf.Module):
                 pieces, literal(old), new.replace("\\", "\\\\")
             )
         return tf.strings.reduce_join(ids.with_flat_values(pieces), axis=-1)
+
+
+@functools.cache
+def _lowercase_resized():
+    """The characters whose lowercase (Python's, and the additions made
+    to ICU's) is not one character of the same length in UTF-8: step 4
+    moves the bytes after them."""
+    changed = {
+        char: small
+        for char, small in (
+            (chr(c), chr(c).lower())
+            for c in range(0x20000)
+            if c < 0xD800 or c > 0xDFFF
+        )
+        if small != char
+    }
+    changed.update(lowercase_additions())
+    return CodePoints(
+        (ord(char), ord(char))
+        for char, small in changed.items()
+        if len(small) != 1 or len(small.encode()) != len(char.encode())
+    )
 
 
 class _Ranges:

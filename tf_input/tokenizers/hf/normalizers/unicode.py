@@ -233,7 +233,14 @@ class UnicodeNormalization:
         size = tf.size(flat, out_type=tf.int64)
         row_start = marks(splits[:-1], size + 1)[:size]
         group = tf.cumsum(tf.cast((ccc == 0) | (row_start > 0), tf.int64))
-        order = tf.argsort(group * 256 + tf.cast(ccc, tf.int64), stable=True)
+        key = group * 256 + tf.cast(ccc, tf.int64)
+        # Keys already in order (no two marks to swap, as in most text)
+        # need no sort, which costs the most here.
+        order = tf.cond(
+            tf.reduce_any(key[1:] < key[:-1]),
+            lambda: tf.argsort(key, stable=True),
+            lambda: tf.range(tf.size(key)),
+        )
         flat = tf.gather(flat, order)
         if with_weights:
             weights = tf.gather(weights, order)
