@@ -35,13 +35,6 @@ from tf_input.data.question_answering import strip_questions
 from tf_input.tokenizers._offsets import _ROW
 from tf_input.tokenizers._tables import lookup_table
 
-TASKS = (
-    "lm",
-    "seq2seq",
-    "encode",
-    "token_classification",
-    "question_answering",
-)
 # Hugging Face's `doc_stride` in run_qa.py.
 DEFAULT_STRIDE = 128
 # Modes whose rows are padded to `max_length` as soon as they are tokenized.

@@ -194,3 +194,24 @@ def _decoded_to_characters(texts, starts, ends, rows):
     end = tf.searchsorted(keys, rows * _ROW + ends, out_type=tf.int64)
     start = tf.maximum(start - first, 0)
     return start, tf.maximum(end - first, start)
+
+
+def in_lines(starts, ends, whole, segment_starts, segment_ends, token_segment):
+    """Token spans in their segments (the pieces left between added
+    tokens) -> in their lines. A token that is a whole segment (an added
+    token, `whole` per segment) spans the segment.
+
+    Args:
+        starts, ends: int64 `[T]`, each token's span in its segment.
+        whole: bool `[G]`, which segments are one token each.
+        segment_starts, segment_ends: int64 `[G]`, each segment's span
+            in its line.
+        token_segment: int64 `[T]`, each token's segment.
+    """
+    whole = tf.gather(whole, token_segment)
+    starts = tf.where(whole, tf.zeros_like(starts), starts)
+    ends = tf.where(
+        whole, tf.gather(segment_ends - segment_starts, token_segment), ends
+    )
+    shift = tf.gather(segment_starts, token_segment)
+    return starts + shift, ends + shift

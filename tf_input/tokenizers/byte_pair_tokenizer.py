@@ -491,16 +491,15 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
                 ),
                 lambda: (starts, ends),
             )
-        whole = tf.gather(segment_is_token, token_segment)
-        starts = tf.where(whole, tf.zeros_like(starts), starts)
-        ends = tf.where(
-            whole,
-            tf.gather(segment_ends - segment_starts, token_segment),
-            ends,
-        )
         # In the line.
-        starts += tf.gather(segment_starts, token_segment)
-        ends += tf.gather(segment_starts, token_segment)
+        starts, ends = _offsets.in_lines(
+            starts,
+            ends,
+            segment_is_token,
+            segment_starts,
+            segment_ends,
+            token_segment,
+        )
         token_line = tf.gather(row_ids(per_line), token_segment)
         line_splits = tf.gather(
             tf.gather(tf.gather(ids.row_splits, words.row_splits), per_segment),

@@ -448,16 +448,10 @@ class BertWordPiece(tf.Module):
             ),
             lambda: (starts, ends),
         )
-        whole = tf.gather(special, token_segment)
-        starts = tf.where(whole, tf.zeros_like(starts), starts)
-        ends = tf.where(
-            whole,
-            tf.gather(segment_ends - segment_starts, token_segment),
-            ends,
-        )
         # In the line, then in the raw bytes.
-        starts += tf.gather(segment_starts, token_segment)
-        ends += tf.gather(segment_starts, token_segment)
+        starts, ends = _offsets.in_lines(
+            starts, ends, special, segment_starts, segment_ends, token_segment
+        )
         token_line = tf.gather(row_ids(per_line), token_segment)
         starts, ends = _offsets.before_repair(
             raw, texts, starts, ends, token_line
