@@ -131,6 +131,7 @@ def test_plot_lengths_tokenizes_files(tmp_path, vocab, capsys):
 
 
 @requires_shared_data
+@pytest.mark.slow  # test_viz checks the same figures on WikiText
 def test_plot_lengths_equals_the_pipeline_on_tinyshakespeare(tmp_path):
     """Qwen 3 adds no special token; the bars are make_dataset's own."""
     import tf_input

@@ -23,6 +23,9 @@ PAGES = ["README.md"] + [f"docs/{name}" for name in DOCS]
 # Pages with nothing to run: the command line is shell blocks only
 # (tests/test_docs_shell.py).
 SHELL_ONLY = {"docs/command-line.md"}
+# Pages whose blocks train and serve models (a minute or more each): run
+# under `slow`; their features have tests of their own.
+SLOW_PAGES = {"docs/tagging-and-qa.md", "docs/visualization.md"}
 
 
 # A block whose last line ends with "# prints:" is followed by a plain
@@ -60,7 +63,15 @@ def test_the_pages_have_python_blocks():
 
 
 @requires_shared_data
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(page, marks=pytest.mark.slow)
+        if page in SLOW_PAGES
+        else page
+        for page in PAGES
+    ],
+)
 def test_every_python_block_runs_in_order(page, tmp_path, monkeypatch, capsys):
     checkout = tmp_path / "checkout"
     checkout.mkdir()

@@ -31,6 +31,9 @@ from tf_input.tokenizers import load_tokenizer
 pytestmark = requires_shared_data
 
 TOKENIZERS = {"bert": "bert_uncased", "qwen3": "qwen3"}
+# BERT's checks run in `make test`, Qwen 3's (a second, byte-level
+# family: the same rows code) under `slow`.
+NAMES = ["bert", pytest.param("qwen3", marks=pytest.mark.slow)]
 MAX_LENGTH, STRIDE = 64, 16
 
 
@@ -182,7 +185,7 @@ def our_rows(dataset):
     return rows
 
 
-@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+@pytest.mark.parametrize("name", NAMES)
 def test_train_features_equal_prepare_train_features(name):
     examples = squad_like(name)
     want = hf_train_features(hf_tokenizer(name), examples)
@@ -216,7 +219,9 @@ def test_train_features_equal_prepare_train_features(name):
     assert outside < len(got) // 10
 
 
-@pytest.mark.parametrize("batching", ["max_length", "bucket"])
+@pytest.mark.parametrize(
+    "batching", ["max_length", pytest.param("bucket", marks=pytest.mark.slow)]
+)
 def test_every_batching_gives_the_same_rows(batching):
     examples = squad_like("bert", count=24)
     tokenizer = load("bert")
@@ -239,7 +244,7 @@ def test_every_batching_gives_the_same_rows(batching):
     assert rows(batching=batching) == rows()
 
 
-@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+@pytest.mark.parametrize("name", NAMES)
 def test_validation_features_and_answers(name):
     examples = squad_like(name, count=30, seed=1)
     contexts = [context for _, context, *_ in examples]

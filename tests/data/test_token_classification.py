@@ -381,7 +381,9 @@ def bio_reference(hf, examples, names, max_length):
     return out
 
 
-@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+@pytest.mark.parametrize(
+    "name", ["bert", pytest.param("qwen3", marks=pytest.mark.slow)]
+)
 def test_character_spans_become_bio_tags_by_the_offsets(name):
     """Spans over capitalised words and over random characters (inside
     tokens, across words) of WikiText lines, tagged by the offsets."""

@@ -497,6 +497,7 @@ def _contract(name, tokenizer, texts, **kwargs):
     )
 
 
+@pytest.mark.slow  # the byte-level family's contract: test_byte_pair.py
 def test_contract_of_a_qwen_shaped_file(tmp_path, small_json):
     """Qwen 3's normalizer (NFC) and regex (the lookahead), added tokens:
     core TF ops only, from a moved folder, in a fresh process too (the

@@ -116,7 +116,9 @@ def test_adapt_from_dataset_equals_list():
 
 
 @requires_shared_data
-@pytest.mark.parametrize("split", ["whitespace", "character"])
+@pytest.mark.parametrize(
+    "split", ["whitespace", pytest.param("character", marks=pytest.mark.slow)]
+)
 def test_matches_python_reference_on_every_corpus(split):
     for name, lines in corpora().items():
         vocabulary, want = python_reference(lines, split)

@@ -385,8 +385,8 @@ class Tokenizer(keras.layers.Layer):
     def _tokenize_with_offsets_batch(self, texts):
         raise NotImplementedError(
             f"{type(self).__name__} does not give offsets yet: "
-            "`tokenize_with_offsets` is implemented for BytePairTokenizer "
-            "and WordPieceTokenizer."
+            "`tokenize_with_offsets` is implemented for BytePairTokenizer, "
+            "WordPieceTokenizer and SentencePieceTokenizer (BPE models)."
         )
 
     def _offset_rows(self, batch, add_special_tokens, unit):

@@ -20,14 +20,25 @@ def _run_library(proto, texts, out_type):
     per `tf.data` iterator. A resource made once in `__init__` instead would
     die with the eager kernel cache, which `tf.random.set_seed` clears.
     """
-    digest = hashlib.sha256(proto).hexdigest()[:32]
-    handle = _LIBRARY_OPS.sentencepiece_op(
-        model=proto, shared_name=f"tf_input_sentencepiece_{digest}"
-    )
     values, splits = _LIBRARY_OPS.sentencepiece_tokenize_op(
-        handle, texts, 0, 1.0, False, False, False, out_type=out_type
+        _model_handle(proto),
+        texts,
+        0,
+        1.0,
+        False,
+        False,
+        False,
+        out_type=out_type,
     )
     return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
+
+
+def _model_handle(proto):
+    """The op's model resource, shared by name (a digest of the model)."""
+    digest = hashlib.sha256(proto).hexdigest()[:32]
+    return _LIBRARY_OPS.sentencepiece_op(
+        model=proto, shared_name=f"tf_input_sentencepiece_{digest}"
+    )
 
 
 def _run_fast(model, texts):
@@ -37,4 +48,26 @@ def _run_fast(model, texts):
     )
     return tf.RaggedTensor.from_row_splits(
         values, tf.cast(splits, tf.int64), validate=False
+    )
+
+
+def run_library_with_offsets(proto, texts):
+    """`_run_library` with the library's piece spans: ragged `(ids,
+    starts, ends)`, each piece's byte span `[begin, end)` in the input as
+    `sentencepiece`'s `encode(..., return_type="proto")` gives it."""
+    values, splits, starts, ends = (
+        _LIBRARY_OPS.sentencepiece_tokenize_with_offsets_op(
+            _model_handle(proto),
+            texts,
+            0,
+            1.0,
+            False,
+            False,
+            False,
+            out_type=tf.int32,
+        )
+    )
+    return tuple(
+        tf.RaggedTensor.from_row_splits(x, splits, validate=False)
+        for x in (values, starts, ends)
     )

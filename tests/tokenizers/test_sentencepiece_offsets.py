@@ -1,0 +1,337 @@
+"""`tokenize_with_offsets` of SentencePiece BPE `.model`s against the library.
+
+The reference is `sentencepiece` itself: `encode(line, return_type=
+"proto")` gives every piece's id and its byte span `begin`/`end` in the
+input, which `unit="byte"` must equal on every line. `unit="char"` is the
+same span in code points of the Python `str` (the characters its bytes
+touch), and a word starts at every piece that starts with "▁".
+"""
+
+import functools
+import json
+import random
+import subprocess
+import sys
+import unicodedata
+
+import pytest
+import sentencepiece as spm
+import tensorflow as tf
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from tests.shared_data import corpora
+from tests.shared_data import data_path
+from tests.shared_data import requires_shared_data
+from tf_input.tokenizers import SentencePieceTokenizer
+
+pytestmark = requires_shared_data
+
+MISTRAL = "mistral-7b-v0.3-tokenizer.model"  # BPE, byte fallback
+UNIGRAM = (
+    "albert-base-v2-spiece.model",  # nmt_nfkc
+    "sp-test-ja.model",  # nmt_nfkc, a Japanese vocabulary
+    "sp-test-botchan-unigram-1000.model",  # 1000 pieces
+)
+
+
+@functools.cache
+def ours(name):
+    return SentencePieceTokenizer(data_path("sentencepiece", name))
+
+
+@functools.cache
+def reference(name):
+    path = str(data_path("sentencepiece", name))
+    return spm.SentencePieceProcessor(model_file=path)
+
+
+def char_span(raw, start, end):
+    """The characters of valid UTF-8 `raw` that bytes `[start, end)`
+    touch (an empty span: the character it starts in)."""
+    leads = [i for i, b in enumerate(raw) if b & 0xC0 != 0x80]
+
+    def char_at(position):
+        return sum(1 for i in leads if i <= position) - 1
+
+    first = len(leads) if start >= len(raw) else char_at(start)
+    return (first, char_at(end - 1) + 1 if end > start else first)
+
+
+def reference_rows(name, lines, unit="byte"):
+    sp = reference(name)
+    rows = []
+    for line in lines:
+        raw = line if isinstance(line, bytes) else line.encode("utf-8")
+        pieces = sp.encode(raw, return_type="proto").pieces
+        spans = [(p.begin, p.end) for p in pieces]
+        if unit == "char":
+            spans = [char_span(raw, s, e) for s, e in spans]
+        words, count = [], -1
+        for i, p in enumerate(pieces):
+            count += p.piece.startswith("\u2581") or i == 0
+            words.append(count)
+        rows.append(([p.id for p in pieces], spans, words))
+    return rows
+
+
+def our_rows(name, lines, unit="byte"):
+    out = ours(name).tokenize_with_offsets(
+        tf.constant(lines, tf.string), unit=unit, return_word_ids=True
+    )
+    ids, starts, ends, words = (x.to_list() for x in out)
+    return [
+        (i, list(zip(s, e)), w) for i, s, e, w in zip(ids, starts, ends, words)
+    ]
+
+
+def assert_parity(name, lines, units=("byte", "char")):
+    for unit in units:
+        got = our_rows(name, lines, unit)
+        want = reference_rows(name, lines, unit)
+        bad = [(t, g, w) for t, g, w in zip(lines, got, want) if g != w]
+        assert not bad, (
+            f"{name} ({unit}): {len(bad)}/{len(lines)} lines differ, first: "
+            f"{bad[0]!r}"
+        )
+
+
+def every_line():
+    return [line for _, lines in sorted(corpora().items()) for line in lines]
+
+
+# --- Corpora ----------------------------------------------------------------
+def test_matches_sentencepiece_on_a_sample_of_every_corpus(name=MISTRAL):
+    rng = random.Random(0)
+    lines = [
+        line
+        for _, corpus in sorted(corpora().items())
+        for line in rng.sample(corpus, min(40, len(corpus)))
+    ]
+    assert_parity(name, lines)
+
+
+@pytest.mark.slow
+def test_matches_sentencepiece_on_every_corpus_line(name=MISTRAL):
+    lines = every_line()
+    for start in range(0, len(lines), 4096):
+        assert_parity(name, lines[start : start + 4096])
+
+
+SPECIAL_CASES = [
+    "",
+    " ",
+    "   leading and  inner   spaces   ",
+    "Hello world",
+    "ｈｅｌｌｏ　ｗｏｒｌｄ",  # NFKC rules that shorten the text
+    "ﬁnance ＡＢＣ ①",
+    "e\u0301 a\u0301\u0323 x\u0301",  # combining marks
+    "👨\u200d👩\u200d👧 🏳️\u200d🌈 😀",  # emoji ZWJ sequences
+    "中文字符 日本語のテキスト 한국어",
+    "\u1100\u1161\u11a8",
+    "tab\there\nnewline",
+    "\u00a0no-break\u3000ideographic",
+]
+
+
+def test_matches_sentencepiece_on_special_cases(name=MISTRAL):
+    assert_parity(name, SPECIAL_CASES)
+
+
+INVALID = [
+    b"ok \xff bad",
+    b"\xe2\x82 cut \xf0\x9f\x98",
+    b"\x80\x80\x80x",
+    b"caf\xc3\xa9 \xed\xa0\x80 surrogate",
+    b"\xc3",
+]
+
+
+def test_invalid_utf8_spans_are_the_librarys(name=MISTRAL):
+    """Byte spans are in the bytes given, as the library gives them; in
+    characters, every byte span covers the characters of
+    `decode("utf-8", "replace")` its bytes fall in."""
+    assert_parity(name, INVALID, units=("byte",))
+    _, starts, ends = ours(name).tokenize_with_offsets(INVALID, unit="char")
+    _, byte_starts, byte_ends = ours(name).tokenize_with_offsets(INVALID)
+    for raw, s, e, bs, be in zip(
+        INVALID,
+        starts.to_list(),
+        ends.to_list(),
+        byte_starts.to_list(),
+        byte_ends.to_list(),
+    ):
+        text = raw.decode("utf-8", "replace")
+        for cs, ce, b0, b1 in zip(s, e, bs, be):
+            assert 0 <= cs <= ce <= len(text)
+            if b1 > b0:
+                # The bytes of the span decode within its characters.
+                assert raw[b0:b1].decode("utf-8", "replace") in text[cs:ce] + (
+                    "\ufffd" * (b1 - b0)
+                )
+
+
+# --- Fuzz -------------------------------------------------------------------
+_PIECES = [
+    "the", " cat", "  ", "\n", "\t", "'s", "123456", "ÉCOLE", "naïve",
+    "e\u0301", "a\u0301\u0323", "\u0344", "\u1100\u1161\u11a8", "ﬁ", "Å",
+    "中文", "字符", "日本語", "한국어", "😀", "👨\u200d👩\u200d👧", "🏳️\u200d🌈",
+    "\u0915\u093c", "\u0f73", "<s>", "</s>", "<unk>", "▁", "\u00a0", "\u3000",
+    "ｈｅｌｌｏ", "①",
+]  # fmt: skip
+
+
+def _fuzz_text():
+    pieces = st.sampled_from(_PIECES) | st.text(max_size=4)
+    joined = st.lists(pieces, max_size=8).map("".join)
+    forms = st.sampled_from(["", "NFD", "NFKC", "NFKD"])
+    return st.tuples(joined, forms).map(
+        lambda x: unicodedata.normalize(x[1], x[0]) if x[1] else x[0]
+    )
+
+
+def _fuzz_bytes():
+    """Text with invalid UTF-8 cut into it, as bytes."""
+    bad = st.sampled_from([b"\xff", b"\x80", b"\xe2\x82", b"\xed\xa0\x80"])
+    return st.tuples(_fuzz_text(), bad, st.integers(0, 40)).map(
+        lambda x: x[0].encode()[: x[2]] + x[1] + x[0].encode()[x[2] :]
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_fuzz_text(), min_size=1, max_size=8))
+def test_fuzz_against_sentencepiece(lines):
+    assert_parity(MISTRAL, lines)
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None)
+@given(
+    lines=st.lists(_fuzz_text(), min_size=1, max_size=8),
+    raw=st.lists(_fuzz_bytes(), min_size=1, max_size=4),
+)
+def test_fuzz_against_sentencepiece_long(lines, raw, name=MISTRAL):
+    assert_parity(name, lines)
+    assert_parity(name, raw, units=("byte",))
+
+
+# --- API --------------------------------------------------------------------
+def test_ids_equal_tokenize():
+    lines = SPECIAL_CASES + ["Hello there, general Kenobi."]
+    ids = ours(MISTRAL).tokenize_with_offsets(lines)[0]
+    assert ids.to_list() == ours(MISTRAL)(lines).to_list()
+
+
+@pytest.mark.parametrize("name", UNIGRAM)
+def test_unigram_models_say_offsets_are_not_there_yet(name):
+    with pytest.raises(NotImplementedError, match="unigram models"):
+        ours(name).tokenize_with_offsets("a")
+
+
+def test_scalar_and_empty_batch():
+    tokenizer = ours(MISTRAL)
+    ids, starts, ends = tokenizer.tokenize_with_offsets("Hello world")
+    assert ids.shape.rank == 1 and starts.shape == ends.shape == ids.shape
+    assert starts.numpy().tolist() == [0, 5]
+    ids, starts, ends = tokenizer.tokenize_with_offsets(
+        tf.constant([], tf.string)
+    )
+    assert ids.shape[0] == 0 and starts.shape[0] == 0 and ends.dtype == tf.int64
+
+
+def test_add_special_tokens_wraps_with_empty_spans():
+    tokenizer = SentencePieceTokenizer(
+        data_path("sentencepiece", MISTRAL), add_special_tokens=True
+    )
+    sp = reference(MISTRAL)
+    ids, starts, ends, words = tokenizer.tokenize_with_offsets(
+        ["a b"], unit="char", return_word_ids=True
+    )
+    assert ids.to_list() == [sp.encode(["a b"], add_bos=True, add_eos=True)[0]]
+    assert starts.to_list() == [[0, 0, 1, 0]]
+    assert ends.to_list() == [[0, 1, 3, 0]]
+    assert words.to_list() == [[-1, 0, 1, -1]]
+
+
+def test_in_tf_function_and_dataset_map():
+    name = MISTRAL
+    tokenizer = ours(name)
+
+    @tf.function
+    def offsets(texts):
+        return tokenizer.tokenize_with_offsets(
+            texts, unit="char", return_word_ids=True
+        )
+
+    def rows(out):
+        ids, starts, ends, words = (x.to_list() for x in out)
+        return [
+            (i, list(zip(s, e)), w)
+            for i, s, e, w in zip(ids, starts, ends, words)
+        ]
+
+    lines = SPECIAL_CASES
+    want = reference_rows(name, lines, "char")
+    assert rows(offsets(tf.constant(lines))) == want
+    dataset = tf.data.Dataset.from_tensor_slices(lines).batch(5).map(offsets)
+    got = [row for batch in dataset for row in rows(batch)]
+    assert got == want
+
+
+def test_saved_model_gives_the_librarys_spans(tmp_path):
+    """A SavedModel holds TF Text's op: it loads after `import
+    tensorflow_text`, without tf_input."""
+    name = MISTRAL
+    tokenizer = ours(name)
+
+    class Exported(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokenizer = tokenizer
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def offsets(self, texts):
+            ids, starts, ends = self.tokenizer.tokenize_with_offsets(texts)
+            return {
+                "ids": ids.flat_values,
+                "splits": ids.row_splits,
+                "starts": starts.flat_values,
+                "ends": ends.flat_values,
+            }
+
+    folder = tmp_path / "saved"
+    tf.saved_model.save(Exported(), str(folder))
+    script = (
+        "import json, sys, tensorflow as tf, tensorflow_text\n"
+        "model = tf.saved_model.load(sys.argv[1])\n"
+        "out = model.offsets(tf.constant(json.loads(sys.argv[2])))\n"
+        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
+        "assert 'tf_input' not in sys.modules\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(folder), json.dumps(SPECIAL_CASES)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
+    )
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    splits = out["splits"]
+    got = [
+        (
+            out["ids"][a:b],
+            list(zip(out["starts"][a:b], out["ends"][a:b])),
+        )
+        for a, b in zip(splits[:-1], splits[1:])
+    ]
+    want = [(i, s) for i, s, _ in reference_rows(name, SPECIAL_CASES)]
+    assert got == want
+
+
+def test_without_tf_text_offsets_say_what_to_install(monkeypatch):
+    tokenizer = SentencePieceTokenizer(data_path("sentencepiece", MISTRAL))
+    monkeypatch.setitem(sys.modules, "tensorflow_text", None)
+    with pytest.raises(ImportError, match=r"tf_input\[text\]"):
+        tokenizer.tokenize_with_offsets("a")
