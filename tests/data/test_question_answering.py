@@ -30,10 +30,14 @@ from tf_input.tokenizers import load_tokenizer
 
 pytestmark = requires_shared_data
 
-TOKENIZERS = {"bert": "bert_uncased", "qwen3": "qwen3"}
-# BERT's checks run in `make test`, Qwen 3's (a second, byte-level
-# family: the same rows code) under `slow`.
-NAMES = ["bert", pytest.param("qwen3", marks=pytest.mark.slow)]
+TOKENIZERS = {
+    "bert": "bert_uncased",
+    "qwen3": "qwen3",
+    "mistral": "mistral_v1",
+}
+# BERT's and Mistral's checks run in `make test`, Qwen 3's (byte-level
+# BPE, whose offsets test_offsets.py checks) under `slow`.
+NAMES = ["bert", "mistral", pytest.param("qwen3", marks=pytest.mark.slow)]
 MAX_LENGTH, STRIDE = 64, 16
 
 

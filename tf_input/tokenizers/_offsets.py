@@ -111,6 +111,29 @@ def remap(starts, ends, rows, new_texts, old_starts, old_ends):
     return new_starts, tf.where(empty, new_starts, new_ends)
 
 
+def before_rewrite(starts, ends, rows, texts, rewritten, sources):
+    """Byte spans in `rewritten` (the texts after a normalizer) -> byte
+    spans in `texts`, through the rewrite's alignments.
+
+    Args:
+        starts, ends, rows: int64 `[K]`, spans in `rewritten` and the row
+            of each.
+        texts, rewritten: string `[R]`, before and after.
+        sources: int64 ragged `[R, None]`: for each character of
+            `rewritten`, the index of the character of its text it is
+            aligned with, -1 for none (HF's `(0, 0)`).
+    """
+    old_starts, old_ends, old_splits = char_spans(texts)
+    at = sources.flat_values + tf.gather(
+        old_splits, row_ids(sources.row_splits)
+    )
+    known = sources.flat_values >= 0
+    at = tf.maximum(at, 0)
+    old_starts = tf.where(known, tf.gather(old_starts, at), 0)
+    old_ends = tf.where(known, tf.gather(old_ends, at), 0)
+    return remap(starts, ends, rows, rewritten, old_starts, old_ends)
+
+
 def before_repair(raw, texts, starts, ends, rows):
     """Byte spans in `texts`, the UTF-8 repair of `raw` (`to_valid_utf8`),
     -> byte spans in the raw bytes: each U+FFFD of the repair stands for

@@ -525,16 +525,8 @@ class BytePairTokenizer(VocabularyAsset, Tokenizer):
     def _before_normalizer(self, segments, starts, ends, token_segment):
         """Spans in the normalized segments -> spans in `segments`."""
         normalized, sources = self._normalizer.with_sources(segments)
-        old_starts, old_ends, old_splits = _offsets.char_spans(segments)
-        at = sources.flat_values + tf.gather(
-            old_splits, row_ids(sources.row_splits)
-        )
-        known = sources.flat_values >= 0
-        at = tf.maximum(at, 0)
-        old_starts = tf.where(known, tf.gather(old_starts, at), 0)
-        old_ends = tf.where(known, tf.gather(old_ends, at), 0)
-        return _offsets.remap(
-            starts, ends, token_segment, normalized, old_starts, old_ends
+        return _offsets.before_rewrite(
+            starts, ends, token_segment, segments, normalized, sources
         )
 
     def _trimmed(self, ids, starts, ends, line_splits):

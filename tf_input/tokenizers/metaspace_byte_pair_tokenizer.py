@@ -23,12 +23,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
+from tf_input.tokenizers import _offsets
 from tf_input.tokenizers._utf8 import to_valid_utf8
 from tf_input.tokenizers.engines.char_bpe import CharBPE
 from tf_input.tokenizers.hf import added_tokens
 from tf_input.tokenizers.hf import decoders
 from tf_input.tokenizers.hf import pre_tokenizers
 from tf_input.tokenizers.hf.normalizers import Normalizer
+from tf_input.tokenizers.hf.normalizers import compose
 from tf_input.tokenizers.hf.pre_tokenizers import SPACE
 from tf_input.tokenizers.hf.spec import SpecError
 from tf_input.tokenizers.hf.spec import SpecTypeError
@@ -220,6 +223,16 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         tokens, index = token_table(vocabulary.items(), added)
         bytes_of = byte_ids(vocabulary) if model.get("byte_fallback") else None
         self._missing_bytes = bytes_of is not None and min(bytes_of) < 0
+        # Each token's length in bytes of the text it stands for (a byte
+        # token: one byte), when every token's is known from its id.
+        self._token_bytes = None
+        if bytes_of is not None:
+            lengths = [len(t.encode()) for t in tokens]
+            for i in bytes_of:
+                if i >= 0:
+                    lengths[i] = 1
+            with tf.init_scope():
+                self._token_bytes = tf.constant(lengths, tf.int64)
         unk = model.get("unk_token")
         with tf.init_scope():
             self._normalizer = Normalizer(data.get("normalizer"))
@@ -263,6 +276,92 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         return tf.RaggedTensor.from_row_splits(
             values, tf.gather(splits, per_line), validate=False
         )
+
+    def _tokenize_with_offsets_batch(self, texts):
+        name = type(self).__name__
+        self._normalizer.check_alignments(name)
+        if self._words is not None:
+            raise NotImplementedError(
+                f"{name}: offsets with a pre-tokenizer that cuts words "
+                "(a Split, a Metaspace with `split`) are not implemented "
+                "yet; files whose normalizer or Metaspace only puts in the "
+                '"▁"s (Mistral, Llama 2) have them.'
+            )
+        if self._token_bytes is None:
+            raise NotImplementedError(
+                f"{name}: offsets need `byte_fallback` (without it, an "
+                "unknown token's length is not known from its id)."
+            )
+        return self._offsets_graph(texts)
+
+    def _offsets_graph(self, raw):
+        """`_tokenize_graph`, keeping track of where every character came
+        from: `[N]` strings -> ragged ids, byte starts, byte ends and word
+        indices. A token's span is found in the segment the engine merged
+        (the byte lengths of the tokens before it), then in the segment
+        before the normalizer and the Metaspace (their alignments), then
+        in the line (the segment's start), then in the bytes given (the
+        UTF-8 repair). A word is a non-empty segment: the text between
+        added tokens, or an added token."""
+        texts = to_valid_utf8(raw)
+        segments, per_line, segment_starts, segment_ends = self._added(
+            texts, spans=True
+        )
+        is_token = added_tokens.is_placeholder(segments)
+        plain = tf.where(is_token, "", segments)
+        rewritten = plain
+        sources = tf.ragged.range(
+            tf.cast(tf.strings.length(plain, unit="UTF8_CHAR"), tf.int64)
+        )
+        if self._normalizer:
+            rewritten, sources = self._normalizer.with_sources(plain)
+        if self._metaspace is not None:
+            spaced = self._metaspace.apply(rewritten, is_token, per_line)
+            added = tf.cast(
+                tf.strings.length(spaced, unit="UTF8_CHAR")
+                - tf.strings.length(rewritten, unit="UTF8_CHAR"),
+                tf.int64,
+            )  # 1 where a "▁" went in front
+            step = tf.ragged.range(sources.row_lengths() + added)
+            step = step.with_flat_values(
+                tf.maximum(
+                    step.flat_values - tf.gather(added, step.value_rowids()),
+                    0,
+                )
+            )
+            sources = compose(sources, step)
+            rewritten = spaced
+        values, splits = self._engine.encode(
+            tf.where(is_token, segments, rewritten)
+        )
+        if self._missing_bytes:
+            values = check_byte_ids(values)
+        token_segment = row_ids(splits)
+        lengths = tf.gather(self._token_bytes, values)
+        starts = _offsets.starts_in_rows(lengths, splits)
+        starts, ends = _offsets.before_rewrite(
+            starts, starts + lengths, token_segment, plain, rewritten, sources
+        )
+        starts, ends = _offsets.in_lines(
+            starts, ends, is_token, segment_starts, segment_ends, token_segment
+        )
+        token_line = tf.gather(row_ids(per_line), token_segment)
+        starts, ends = _offsets.before_repair(
+            raw, texts, starts, ends, token_line
+        )
+        words = tf.cumsum(
+            tf.cast(is_token | (tf.strings.length(segments) > 0), tf.int64),
+            exclusive=True,
+        )
+        first = tf.gather(words, tf.gather(per_line, token_line))
+        word_ids = tf.gather(words, token_segment) - first
+
+        def rows(x):
+            return tf.RaggedTensor.from_row_splits(
+                x, tf.gather(splits, per_line), validate=False
+            )
+
+        return rows(values), rows(starts), rows(ends), rows(word_ids)
 
     def _detokenize_graph(self, ids):
         return self._decoder(ids)

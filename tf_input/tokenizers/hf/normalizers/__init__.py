@@ -35,7 +35,7 @@ from tf_input.tokenizers.hf.spec import check_flag
 from tf_input.tokenizers.hf.spec import flatten
 from tf_input.tokenizers.hf.spec import unsupported
 
-__all__ = ["Normalizer", "reference_normalize", "replacement"]
+__all__ = ["Normalizer", "compose", "reference_normalize", "replacement"]
 
 _SUPPORTED = (
     "NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Precompiled, Replace, "
@@ -96,7 +96,7 @@ class Normalizer(tf.Module):
                     f"{self.where}: Prepend needs a string 'prepend'. "
                     f"Received: {prefix!r}."
                 )
-            return lambda texts: _prepend(texts, prefix)
+            return _Prepend(prefix)
         if kind == "Strip":
             left = check_flag(spec, "strip_left", True, self.where)
             right = check_flag(spec, "strip_right", True, self.where)
@@ -131,8 +131,9 @@ class Normalizer(tf.Module):
             if not hasattr(op, "with_sources"):
                 raise NotImplementedError(
                     f"{owner}: offsets through a {kind} normalizer are not "
-                    "implemented yet (only NFC, NFD, NFKC and NFKD are). "
-                    "Use `tokenize` for the ids."
+                    "implemented yet (only NFC, NFD, NFKC, NFKD, Prepend "
+                    "and a Replace of one character by one are). Use "
+                    "`tokenize` for the ids."
                 )
 
     def with_sources(self, texts):
@@ -142,15 +143,18 @@ class Normalizer(tf.Module):
         sources = None
         for op in self._plain.ops:
             texts, step = op.with_sources(texts)
-            if sources is None:
-                sources = step
-                continue
-            # Through two steps: the source of the source, row by row.
-            values = step.flat_values
-            at = values + tf.gather(sources.row_splits, step.value_rowids())
-            found = tf.gather(sources.flat_values, tf.maximum(at, 0))
-            sources = step.with_flat_values(tf.where(values >= 0, found, -1))
+            sources = step if sources is None else compose(sources, step)
         return texts, sources
+
+
+def compose(sources, step):
+    """The sources of two rewrites one after the other (ragged `[M,
+    None]`, as `Normalizer.with_sources` gives them): the source of the
+    source, row by row."""
+    values = step.flat_values
+    at = values + tf.gather(sources.row_splits, step.value_rowids())
+    found = tf.gather(sources.flat_values, tf.maximum(at, 0))
+    return step.with_flat_values(tf.where(values >= 0, found, -1))
 
 
 def replacement(spec, where):
@@ -192,14 +196,57 @@ def replacement(spec, where):
             f"Received: {pattern!r}."
         )
     rewrite = content.replace("\\", "\\\\")
-    return lambda texts: tf.strings.regex_replace(texts, re2, rewrite)
+
+    def replace(texts):
+        return tf.strings.regex_replace(texts, re2, rewrite)
+
+    if isinstance(pattern, dict) and len(pattern.get("String", "")) == 1:
+        if len(content) == 1:
+            # One character for one: each stays aligned with itself.
+            return _SameLength(replace)
+    return replace
 
 
-def _prepend(texts, prefix):
-    # HF prepends to a non-empty string only.
-    return tf.where(
-        tf.strings.length(texts) > 0, tf.strings.join([prefix, texts]), texts
-    )
+def _char_lengths(texts):
+    return tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+
+
+class _SameLength:
+    """A rewrite that keeps every character in its place (a `Replace` of
+    one character by one): its alignments are the identity."""
+
+    def __init__(self, rewrite):
+        self._rewrite = rewrite
+
+    def __call__(self, texts):
+        return self._rewrite(texts)
+
+    def with_sources(self, texts):
+        return self(texts), tf.ragged.range(_char_lengths(texts))
+
+
+class _Prepend:
+    """HF's `Prepend`: `prefix` in front of a non-empty text. Its
+    characters are aligned with the text's first character (HF's
+    `prepend` transforms that character into the prefix and itself)."""
+
+    def __init__(self, prefix):
+        self._prefix = prefix
+
+    def __call__(self, texts):
+        return tf.where(
+            tf.strings.length(texts) > 0,
+            tf.strings.join([self._prefix, texts]),
+            texts,
+        )
+
+    def with_sources(self, texts):
+        lengths = _char_lengths(texts)
+        size = len(self._prefix)
+        sources = tf.ragged.range(tf.where(lengths > 0, lengths + size, 0))
+        return self(texts), sources.with_flat_values(
+            tf.maximum(sources.flat_values - size, 0)
+        )
 
 
 _LEADING_SPACE = f"^{WHITE_SPACE.re2()}+"

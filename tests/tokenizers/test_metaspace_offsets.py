@@ -1,0 +1,262 @@
+"""`tokenize_with_offsets` of SentencePiece-style BPE `tokenizer.json`
+files (Mistral, Llama 2) against Hugging Face.
+
+The reference is HF `tokenizers` on the same file: `encode_batch(lines,
+add_special_tokens=False)` gives `.ids`, `.offsets` (code points) and
+`.word_ids`, which `unit="char"` and `return_word_ids` must equal. Byte
+spans (`unit="byte"`) must touch the characters of the character span.
+The shared files are Mistral v0.1's (`Prepend` + `Replace` normalizer)
+and v0.3's (`Metaspace` pre-tokenizer, `prepend_scheme="first"`); the
+trained files of test_metaspace_byte_pair.py give the other layouts.
+"""
+
+import functools
+import json
+import random
+import subprocess
+import sys
+import unicodedata
+
+import pytest
+import tensorflow as tf
+import tokenizers as hf_tokenizers
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from tests.shared_data import corpora
+from tests.shared_data import data_path
+from tests.shared_data import requires_shared_data
+from tests.tokenizers.test_metaspace_byte_pair import trained
+from tf_input.tokenizers import load_tokenizer
+
+pytestmark = requires_shared_data
+
+FILES = {
+    "v1": ("llm", "mistral_v1", "tokenizer.json"),
+    "v0.3": ("sentencepiece", "mistral-7b-v0.3-tokenizer.json"),
+}
+
+
+@functools.cache
+def pair(name):
+    path = data_path(*FILES[name])
+    return (
+        load_tokenizer(path),
+        hf_tokenizers.Tokenizer.from_file(str(path)),
+    )
+
+
+def rows(tokenizer, lines, unit="char"):
+    out = tokenizer.tokenize_with_offsets(
+        tf.constant(lines, tf.string), unit=unit, return_word_ids=True
+    )
+    ids, starts, ends, words = (x.to_list() for x in out)
+    return [
+        (i, list(zip(s, e)), w) for i, s, e, w in zip(ids, starts, ends, words)
+    ]
+
+
+def hf_rows(reference, lines):
+    return [
+        (e.ids, [tuple(o) for o in e.offsets], e.word_ids)
+        for e in reference.encode_batch(lines, add_special_tokens=False)
+    ]
+
+
+def assert_parity(tokenizer, reference, lines):
+    got = rows(tokenizer, lines)
+    want = hf_rows(reference, lines)
+    bad = [(t, g, w) for t, g, w in zip(lines, got, want) if g != w]
+    assert not bad, f"{len(bad)}/{len(lines)} lines differ, first: {bad[0]!r}"
+    # Byte spans touch the characters of the character spans.
+    for line, (_, byte_spans, _), (_, char_spans, _) in zip(
+        lines, rows(tokenizer, lines, "byte"), got
+    ):
+        raw = line.encode("utf-8")
+        for (s, e), (cs, ce) in zip(byte_spans, char_spans):
+            if e > s:
+                text = raw[:e].decode("utf-8", "ignore")
+                first = len(raw[:s].decode("utf-8", "ignore"))
+                touched = (first, len(text) + (raw[:e] != text.encode()))
+                assert touched == (cs, ce), (line, (s, e), (cs, ce))
+
+
+def sample(per_corpus, seed=0):
+    rng = random.Random(seed)
+    return [
+        line
+        for _, corpus in sorted(corpora().items())
+        for line in rng.sample(corpus, min(per_corpus, len(corpus)))
+    ]
+
+
+SPECIAL_CASES = [
+    "",
+    " ",
+    "  a",
+    "Hello  world ",
+    "x<s>y z</s>",
+    "<s>",
+    "<unk>x",
+    "a😀é\u0301 中文",
+    "👨\u200d👩\u200d👧 🏳️\u200d🌈",
+    "tab\there\nnewline",
+    "\u00a0no-break\u3000ideographic",
+    "ｈｅｌｌｏ ①",
+]
+
+
+# --- The shared files ---------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_matches_hf_on_a_sample_of_every_corpus(name):
+    assert_parity(*pair(name), sample(30) + SPECIAL_CASES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_matches_hf_on_every_corpus_line(name):
+    lines = [line for _, c in sorted(corpora().items()) for line in c]
+    for start in range(0, len(lines), 4096):
+        assert_parity(*pair(name), lines[start : start + 4096])
+
+
+# --- Other layouts --------------------------------------------------------
+@pytest.mark.parametrize("layout", ["llama_legacy", "llama"])
+def test_trained_layouts_match_hf(layout):
+    assert_parity(*trained(layout), SPECIAL_CASES + ["the cat sat on it"])
+
+
+@pytest.mark.parametrize(
+    "layout, match",
+    [("gemma3", "cuts words"), ("spm", "normalizer|byte_fallback")],
+)
+def test_layouts_without_offsets_say_so(layout, match):
+    tokenizer, _ = trained(layout)
+    with pytest.raises(NotImplementedError, match=match):
+        tokenizer.tokenize_with_offsets("a")
+
+
+# --- Fuzz -------------------------------------------------------------------
+_PIECES = [
+    "the", " cat", "  ", "\n", "\t", "123456", "ÉCOLE", "naïve", "e\u0301",
+    "a\u0301\u0323", "\u1100\u1161\u11a8", "ﬁ", "中文", "日本語", "한국어",
+    "😀", "👨\u200d👩\u200d👧", "\u0915\u093c", "<s>", "</s>", "<unk>",
+    "[INST]", "▁", "\u00a0", "\u3000",
+]  # fmt: skip
+
+
+def _fuzz_text():
+    pieces = st.sampled_from(_PIECES) | st.text(max_size=4)
+    joined = st.lists(pieces, max_size=8).map("".join)
+    forms = st.sampled_from(["", "NFD", "NFKC"])
+    return st.tuples(joined, forms).map(
+        lambda x: unicodedata.normalize(x[1], x[0]) if x[1] else x[0]
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_fuzz_text(), min_size=1, max_size=8))
+def test_fuzz_against_hf(lines):
+    assert_parity(*pair("v1"), lines)
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_fuzz_text(), min_size=1, max_size=8))
+def test_fuzz_against_hf_long(lines):
+    for name in sorted(FILES):
+        assert_parity(*pair(name), lines)
+
+
+# --- Invalid UTF-8, special tokens, graphs ---------------------------------
+def test_invalid_utf8_spans_are_in_the_bytes_given():
+    """As HF reads `decode("utf-8", "replace")`: in characters the spans
+    are HF's on the repaired text; in bytes, a U+FFFD covers the bytes it
+    replaced."""
+    tokenizer, reference = pair("v1")
+    raw = [b"ok \xff bad", b"\xe2\x82 cut", b"caf\xc3\xa9 \xed\xa0\x80"]
+    repaired = [r.decode("utf-8", "replace") for r in raw]
+    assert rows(tokenizer, raw) == hf_rows(reference, repaired)
+    ids, starts, ends = tokenizer.tokenize_with_offsets(raw)
+    assert starts.to_list()[0][:3] == [0, 2, 3]  # "▁ok", "▁", "\xff"
+    assert ends.to_list()[0][2] == 4
+
+
+def test_add_special_tokens_wraps_with_empty_spans():
+    path = data_path(*FILES["v1"])
+    tokenizer = load_tokenizer(path, add_special_tokens=True)
+    ids, starts, ends, words = tokenizer.tokenize_with_offsets(
+        ["a b"], unit="char", return_word_ids=True
+    )
+    reference = hf_tokenizers.Tokenizer.from_file(str(path))
+    encoding = reference.encode("a b")
+    assert ids.to_list() == [encoding.ids]
+    assert list(zip(starts.to_list()[0], ends.to_list()[0])) == [
+        tuple(o) for o in encoding.offsets
+    ]
+    assert words.to_list() == [[-1, 0, 0]]
+
+
+def test_in_dataset_map_and_a_saved_model_in_plain_tensorflow(tmp_path):
+    tokenizer, reference = pair("v0.3")
+    lines = SPECIAL_CASES
+    want = hf_rows(reference, lines)
+
+    def offsets(texts):
+        return tokenizer.tokenize_with_offsets(
+            texts, unit="char", return_word_ids=True
+        )
+
+    dataset = tf.data.Dataset.from_tensor_slices(lines).batch(5).map(offsets)
+    got = []
+    for batch in dataset:
+        ids, starts, ends, words = (x.to_list() for x in batch)
+        got += [
+            (i, list(zip(s, e)), w)
+            for i, s, e, w in zip(ids, starts, ends, words)
+        ]
+    assert got == want
+
+    class Exported(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokenizer = tokenizer
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def offsets(self, texts):
+            ids, starts, ends = self.tokenizer.tokenize_with_offsets(
+                texts, unit="char"
+            )
+            return {
+                "ids": ids.flat_values,
+                "splits": ids.row_splits,
+                "starts": starts.flat_values,
+                "ends": ends.flat_values,
+            }
+
+    folder = tmp_path / "saved"
+    tf.saved_model.save(Exported(), str(folder))
+    script = (
+        "import json, sys, tensorflow as tf\n"
+        "model = tf.saved_model.load(sys.argv[1])\n"
+        "out = model.offsets(tf.constant(json.loads(sys.argv[2])))\n"
+        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
+        "assert 'tensorflow_text' not in sys.modules\n"
+        "assert 'tf_input' not in sys.modules\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(folder), json.dumps(lines)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
+    )
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    splits = out["splits"]
+    got = [
+        (out["ids"][a:b], list(zip(out["starts"][a:b], out["ends"][a:b])))
+        for a, b in zip(splits[:-1], splits[1:])
+    ]
+    assert got == [(i, s) for i, s, _ in want]
