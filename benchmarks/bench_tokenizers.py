@@ -172,6 +172,12 @@ def measure_offsets(repeats, limit, selected=None):
             ours.load_tokenizer(llm / "qwen3/tokenizer.json"),
             tokenizers.Tokenizer.from_file(str(llm / "qwen3/tokenizer.json")),
         ),
+        "Metaspace BPE tokenizer.json (Mistral v0.1)": lambda: (
+            ours.load_tokenizer(llm / "mistral_v1/tokenizer.json"),
+            tokenizers.Tokenizer.from_file(
+                str(llm / "mistral_v1/tokenizer.json")
+            ),
+        ),
         "WordPiece tokenizer.json (BERT uncased)": lambda: (
             ours.load_tokenizer(llm / "bert_uncased/tokenizer.json"),
             tokenizers.Tokenizer.from_file(

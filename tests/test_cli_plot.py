@@ -86,6 +86,7 @@ def test_plot_rope_defaults_to_all_scalings():
     assert args.log is True and args.smooth is True
 
 
+@pytest.mark.slow  # the command itself: test_plot_lengths_log_axis
 def test_plot_lengths_tokenizes_files(tmp_path, vocab, capsys):
     import tf_input
 
