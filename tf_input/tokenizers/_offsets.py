@@ -66,6 +66,25 @@ def char_spans(texts, replace=False):
     return starts, ends, splits
 
 
+def valid_char_spans(texts):
+    """`char_spans` of valid UTF-8, from the bytes that start a character
+    (not `10xxxxxx`), with no decoding: the same result, several times
+    faster."""
+    raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
+    lead = tf.bitwise.bitwise_and(raw, 0xC0) != 0x80
+    at = tf.where(lead)[:, 0]  # each character's start in the joined bytes
+    total = tf.size(raw, out_type=tf.int64)
+    counts = tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+    splits = tf.concat([[0], tf.cumsum(counts)], 0)
+    # Rows lie end to end: a character ends where the next one starts.
+    row_starts = tf.cumsum(
+        tf.cast(tf.strings.length(texts), tf.int64), exclusive=True
+    )
+    shift = tf.gather(row_starts, row_ids(splits))
+    ends = tf.concat([at[1:], [total]], 0)
+    return at - shift, ends - shift, splits
+
+
 def remap(starts, ends, rows, new_texts, old_starts, old_ends):
     """Byte spans in rewritten texts -> byte spans in the texts before.
 
@@ -88,7 +107,7 @@ def remap(starts, ends, rows, new_texts, old_starts, old_ends):
     Returns:
         `(starts, ends)` in the input texts.
     """
-    char_starts, char_ends, splits = char_spans(new_texts)
+    char_starts, char_ends, splits = valid_char_spans(new_texts)
     # A last entry that no span reaches keeps every gather in range.
     keys = row_ids(splits) * _ROW + char_starts
     kept_length = (char_ends - char_starts) == (old_ends - old_starts)
@@ -123,7 +142,7 @@ def before_rewrite(starts, ends, rows, texts, rewritten, sources):
             `rewritten`, the index of the character of its text it is
             aligned with, -1 for none (HF's `(0, 0)`).
     """
-    old_starts, old_ends, old_splits = char_spans(texts)
+    old_starts, old_ends, old_splits = valid_char_spans(texts)
     at = sources.flat_values + tf.gather(
         old_splits, row_ids(sources.row_splits)
     )

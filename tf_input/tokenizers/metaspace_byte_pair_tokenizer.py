@@ -309,10 +309,7 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         )
         is_token = added_tokens.is_placeholder(segments)
         plain = tf.where(is_token, "", segments)
-        rewritten = plain
-        sources = tf.ragged.range(
-            tf.cast(tf.strings.length(plain, unit="UTF8_CHAR"), tf.int64)
-        )
+        rewritten, sources = plain, None
         if self._normalizer:
             rewritten, sources = self._normalizer.with_sources(plain)
         if self._metaspace is not None:
@@ -322,14 +319,16 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                 - tf.strings.length(rewritten, unit="UTF8_CHAR"),
                 tf.int64,
             )  # 1 where a "▁" went in front
-            step = tf.ragged.range(sources.row_lengths() + added)
+            step = tf.ragged.range(
+                tf.cast(tf.strings.length(spaced, unit="UTF8_CHAR"), tf.int64)
+            )
             step = step.with_flat_values(
                 tf.maximum(
                     step.flat_values - tf.gather(added, step.value_rowids()),
                     0,
                 )
             )
-            sources = compose(sources, step)
+            sources = step if sources is None else compose(sources, step)
             rewritten = spaced
         values, splits = self._engine.encode(
             tf.where(is_token, segments, rewritten)
@@ -339,9 +338,11 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         token_segment = row_ids(splits)
         lengths = tf.gather(self._token_bytes, values)
         starts = _offsets.starts_in_rows(lengths, splits)
-        starts, ends = _offsets.before_rewrite(
-            starts, starts + lengths, token_segment, plain, rewritten, sources
-        )
+        ends = starts + lengths
+        if sources is not None:  # else the text is as given
+            starts, ends = _offsets.before_rewrite(
+                starts, ends, token_segment, plain, rewritten, sources
+            )
         starts, ends = _offsets.in_lines(
             starts, ends, is_token, segment_starts, segment_ends, token_segment
         )

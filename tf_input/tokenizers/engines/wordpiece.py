@@ -557,7 +557,7 @@ class BertWordPiece(tf.Module):
         rows = tf.where(rows_mask)[:, 0]
         texts = tf.gather(segments, rows)
         sources, splits = self._sources(texts)
-        old_starts, old_ends, old_splits = _offsets.char_spans(texts)
+        old_starts, old_ends, old_splits = _offsets.valid_char_spans(texts)
         at = sources + tf.gather(old_splits, row_ids(splits))
         row_of = tf.cumsum(tf.cast(rows_mask, tf.int64)) - 1
         picked = tf.where(tf.gather(rows_mask, token_segment))[:, 0]

@@ -143,7 +143,11 @@ class Normalizer(tf.Module):
         sources = None
         for op in self._plain.ops:
             texts, step = op.with_sources(texts)
+            if step is None:  # every character stays where it was
+                continue
             sources = step if sources is None else compose(sources, step)
+        if sources is None:
+            sources = tf.ragged.range(_char_lengths(texts))
         return texts, sources
 
 
@@ -222,7 +226,8 @@ class _SameLength:
         return self._rewrite(texts)
 
     def with_sources(self, texts):
-        return self(texts), tf.ragged.range(_char_lengths(texts))
+        """The texts and None: each character is its own source."""
+        return self(texts), None
 
 
 class _Prepend:
