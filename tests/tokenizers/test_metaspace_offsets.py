@@ -11,10 +11,7 @@ trained files of test_metaspace_byte_pair.py give the other layouts.
 """
 
 import functools
-import json
 import random
-import subprocess
-import sys
 import unicodedata
 
 import pytest
@@ -27,6 +24,8 @@ from hypothesis import strategies as st
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.tokenizers.offsets_testing import as_rows
+from tests.tokenizers.offsets_testing import reloaded_offsets
 from tests.tokenizers.test_metaspace_byte_pair import trained
 from tf_input.tokenizers import load_tokenizer
 
@@ -48,13 +47,11 @@ def pair(name):
 
 
 def rows(tokenizer, lines, unit="char"):
-    out = tokenizer.tokenize_with_offsets(
-        tf.constant(lines, tf.string), unit=unit, return_word_ids=True
+    return as_rows(
+        tokenizer.tokenize_with_offsets(
+            tf.constant(lines, tf.string), unit=unit, return_word_ids=True
+        )
     )
-    ids, starts, ends, words = (x.to_list() for x in out)
-    return [
-        (i, list(zip(s, e)), w) for i, s, e, w in zip(ids, starts, ends, words)
-    ]
 
 
 def hf_rows(reference, lines):
@@ -209,54 +206,7 @@ def test_in_dataset_map_and_a_saved_model_in_plain_tensorflow(tmp_path):
         )
 
     dataset = tf.data.Dataset.from_tensor_slices(lines).batch(5).map(offsets)
-    got = []
-    for batch in dataset:
-        ids, starts, ends, words = (x.to_list() for x in batch)
-        got += [
-            (i, list(zip(s, e)), w)
-            for i, s, e, w in zip(ids, starts, ends, words)
-        ]
-    assert got == want
+    assert [row for batch in dataset for row in as_rows(batch)] == want
 
-    class Exported(tf.Module):
-        def __init__(self):
-            super().__init__()
-            self.tokenizer = tokenizer
-
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-        def offsets(self, texts):
-            ids, starts, ends = self.tokenizer.tokenize_with_offsets(
-                texts, unit="char"
-            )
-            return {
-                "ids": ids.flat_values,
-                "splits": ids.row_splits,
-                "starts": starts.flat_values,
-                "ends": ends.flat_values,
-            }
-
-    folder = tmp_path / "saved"
-    tf.saved_model.save(Exported(), str(folder))
-    script = (
-        "import json, sys, tensorflow as tf\n"
-        "model = tf.saved_model.load(sys.argv[1])\n"
-        "out = model.offsets(tf.constant(json.loads(sys.argv[2])))\n"
-        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
-        "assert 'tensorflow_text' not in sys.modules\n"
-        "assert 'tf_input' not in sys.modules\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(folder), json.dumps(lines)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
-    )
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    splits = out["splits"]
-    got = [
-        (out["ids"][a:b], list(zip(out["starts"][a:b], out["ends"][a:b])))
-        for a, b in zip(splits[:-1], splits[1:])
-    ]
-    assert got == [(i, s) for i, s, _ in want]
+    got = reloaded_offsets(tokenizer, lines, tmp_path)
+    assert got == [(i, [list(x) for x in s], w) for i, s, w in want]

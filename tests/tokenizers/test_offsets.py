@@ -17,8 +17,6 @@ tiktoken rank file with HF on o200k's `tokenizer.json`.
 import functools
 import json
 import random
-import subprocess
-import sys
 import unicodedata
 
 import numpy as np
@@ -32,6 +30,7 @@ from hypothesis import strategies as st
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.tokenizers.offsets_testing import reloaded_offsets
 from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import load_tokenizer
 from tf_input.tokenizers._byte_level import token_to_bytes
@@ -396,64 +395,8 @@ def test_in_tf_function_and_dataset_map():
 
 
 def test_saved_model_loads_with_tensorflow_alone(tmp_path):
-    tokenizer = ours("qwen3")
-
-    class Exported(tf.Module):
-        def __init__(self):
-            super().__init__()
-            self.tokenizer = tokenizer
-
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-        def offsets(self, texts):
-            ids, starts, ends, words = self.tokenizer.tokenize_with_offsets(
-                texts, unit="char", return_word_ids=True
-            )
-            return {
-                "ids": ids.flat_values,
-                "starts": starts.flat_values,
-                "ends": ends.flat_values,
-                "words": words.flat_values,
-                "splits": ids.row_splits,
-            }
-
-    folder = tmp_path / "saved"
-    tf.saved_model.save(Exported(), str(folder))
-    lines = SPECIAL_CASES
-    (tmp_path / "lines.json").write_text(json.dumps(lines))
-    script = (
-        "import json, sys, tensorflow as tf\n"
-        "model = tf.saved_model.load(sys.argv[1])\n"
-        "lines = json.load(open(sys.argv[2]))\n"
-        "out = model.offsets(tf.constant(lines))\n"
-        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
-        "assert 'tensorflow_text' not in sys.modules\n"
-        "assert 'tf_input' not in sys.modules\n"
-    )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            script,
-            str(folder),
-            str(tmp_path / "lines.json"),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
-    )
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    splits = out["splits"]
-    got = [
-        (
-            out["ids"][a:b],
-            [[s, e] for s, e in zip(out["starts"][a:b], out["ends"][a:b])],
-            out["words"][a:b],
-        )
-        for a, b in zip(splits[:-1], splits[1:])
-    ]
-    assert got == hf_rows("qwen3", lines)
+    got = reloaded_offsets(ours("qwen3"), SPECIAL_CASES, tmp_path)
+    assert got == hf_rows("qwen3", SPECIAL_CASES)
 
 
 # --- API --------------------------------------------------------------------
@@ -513,3 +456,15 @@ def test_gpt2_add_special_tokens_wraps_with_empty_spans():
     assert starts.to_list() == [[0, 0, 1, 0]]
     assert ends.to_list() == [[0, 1, 3, 0]]
     assert words.to_list() == [[-1, 0, 1, -1]]
+
+
+def test_valid_char_spans_equal_char_spans():
+    """The lead-byte count gives what decoding gives, on valid UTF-8 with
+    empty rows, emoji, combining marks and CJK."""
+    from tf_input.tokenizers import _offsets
+
+    texts = tf.constant(["", "a", "é😀x", "", "中文 e\u0301", "\u3000", ""])
+    for got, want in zip(
+        _offsets.valid_char_spans(texts), _offsets.char_spans(texts)
+    ):
+        assert got.numpy().tolist() == want.numpy().tolist()

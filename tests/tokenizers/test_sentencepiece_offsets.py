@@ -8,9 +8,7 @@ touch), and a word starts at every piece that starts with "▁".
 """
 
 import functools
-import json
 import random
-import subprocess
 import sys
 import unicodedata
 
@@ -24,6 +22,8 @@ from hypothesis import strategies as st
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.tokenizers.offsets_testing import as_rows
+from tests.tokenizers.offsets_testing import reloaded_offsets
 from tf_input.tokenizers import SentencePieceTokenizer
 
 pytestmark = requires_shared_data
@@ -77,13 +77,11 @@ def reference_rows(name, lines, unit="byte"):
 
 
 def our_rows(name, lines, unit="byte"):
-    out = ours(name).tokenize_with_offsets(
-        tf.constant(lines, tf.string), unit=unit, return_word_ids=True
+    return as_rows(
+        ours(name).tokenize_with_offsets(
+            tf.constant(lines, tf.string), unit=unit, return_word_ids=True
+        )
     )
-    ids, starts, ends, words = (x.to_list() for x in out)
-    return [
-        (i, list(zip(s, e)), w) for i, s, e, w in zip(ids, starts, ends, words)
-    ]
 
 
 def assert_parity(name, lines, units=("byte", "char")):
@@ -264,70 +262,22 @@ def test_in_tf_function_and_dataset_map():
             texts, unit="char", return_word_ids=True
         )
 
-    def rows(out):
-        ids, starts, ends, words = (x.to_list() for x in out)
-        return [
-            (i, list(zip(s, e)), w)
-            for i, s, e, w in zip(ids, starts, ends, words)
-        ]
-
     lines = SPECIAL_CASES
     want = reference_rows(name, lines, "char")
-    assert rows(offsets(tf.constant(lines))) == want
+    assert as_rows(offsets(tf.constant(lines))) == want
     dataset = tf.data.Dataset.from_tensor_slices(lines).batch(5).map(offsets)
-    got = [row for batch in dataset for row in rows(batch)]
+    got = [row for batch in dataset for row in as_rows(batch)]
     assert got == want
 
 
 def test_saved_model_gives_the_librarys_spans(tmp_path):
     """A SavedModel holds TF Text's op: it loads after `import
     tensorflow_text`, without tf_input."""
-    name = MISTRAL
-    tokenizer = ours(name)
-
-    class Exported(tf.Module):
-        def __init__(self):
-            super().__init__()
-            self.tokenizer = tokenizer
-
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-        def offsets(self, texts):
-            ids, starts, ends = self.tokenizer.tokenize_with_offsets(texts)
-            return {
-                "ids": ids.flat_values,
-                "splits": ids.row_splits,
-                "starts": starts.flat_values,
-                "ends": ends.flat_values,
-            }
-
-    folder = tmp_path / "saved"
-    tf.saved_model.save(Exported(), str(folder))
-    script = (
-        "import json, sys, tensorflow as tf, tensorflow_text\n"
-        "model = tf.saved_model.load(sys.argv[1])\n"
-        "out = model.offsets(tf.constant(json.loads(sys.argv[2])))\n"
-        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
-        "assert 'tf_input' not in sys.modules\n"
+    got = reloaded_offsets(
+        ours(MISTRAL), SPECIAL_CASES, tmp_path, unit="byte", tf_text=True
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(folder), json.dumps(SPECIAL_CASES)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
-    )
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    splits = out["splits"]
-    got = [
-        (
-            out["ids"][a:b],
-            list(zip(out["starts"][a:b], out["ends"][a:b])),
-        )
-        for a, b in zip(splits[:-1], splits[1:])
-    ]
-    want = [(i, s) for i, s, _ in reference_rows(name, SPECIAL_CASES)]
-    assert got == want
+    want = reference_rows(MISTRAL, SPECIAL_CASES)
+    assert got == [(i, [list(x) for x in s], w) for i, s, w in want]
 
 
 def test_without_tf_text_offsets_say_what_to_install(monkeypatch):

@@ -16,9 +16,6 @@ pipeline by hand for a list of tokens).
 """
 
 import functools
-import json
-import subprocess
-import sys
 import unicodedata
 
 import pytest
@@ -31,6 +28,7 @@ from hypothesis import strategies as st
 from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
+from tests.tokenizers.offsets_testing import reloaded_offsets
 from tests.tokenizers.test_offsets import encodings
 from tests.tokenizers.test_offsets import our_rows
 from tests.tokenizers.test_wordpiece import ADVERSARIAL
@@ -294,60 +292,5 @@ def test_in_tf_function_and_dataset_map():
 def test_saved_model_loads_with_tensorflow_alone(tmp_path):
     tokenizer = ours("uncased")
     assert tokenizer.uses_core_ops_only
-
-    class Exported(tf.Module):
-        def __init__(self):
-            super().__init__()
-            self.tokenizer = tokenizer
-
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-        def offsets(self, texts):
-            ids, starts, ends, words = self.tokenizer.tokenize_with_offsets(
-                texts, unit="char", return_word_ids=True
-            )
-            return {
-                "ids": ids.flat_values,
-                "starts": starts.flat_values,
-                "ends": ends.flat_values,
-                "words": words.flat_values,
-                "splits": ids.row_splits,
-            }
-
-    folder = tmp_path / "saved"
-    tf.saved_model.save(Exported(), str(folder))
-    lines = SPECIAL_CASES
-    (tmp_path / "lines.json").write_text(json.dumps(lines))
-    script = (
-        "import json, sys, tensorflow as tf\n"
-        "model = tf.saved_model.load(sys.argv[1])\n"
-        "lines = json.load(open(sys.argv[2]))\n"
-        "out = model.offsets(tf.constant(lines))\n"
-        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
-        "assert 'tensorflow_text' not in sys.modules\n"
-        "assert 'tf_input' not in sys.modules\n"
-    )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            script,
-            str(folder),
-            str(tmp_path / "lines.json"),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
-    )
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    splits = out["splits"]
-    got = [
-        (
-            out["ids"][a:b],
-            [[s, e] for s, e in zip(out["starts"][a:b], out["ends"][a:b])],
-            out["words"][a:b],
-        )
-        for a, b in zip(splits[:-1], splits[1:])
-    ]
-    assert got == encodings(reference("uncased"), lines)
+    got = reloaded_offsets(tokenizer, SPECIAL_CASES, tmp_path)
+    assert got == encodings(reference("uncased"), SPECIAL_CASES)

@@ -14,6 +14,7 @@ import binascii
 import os
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from tf_input.tokenizers._assets import FROM_ASSETS
@@ -206,7 +207,10 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         # Byte fallback as `sentencepiece` 0.2.3 detects it: "<0x00>" exists
         # and the 256 byte pieces are consecutive.
         self._byte_ids = None
-        self._word_starts = None
+        # Which pieces start a word (begin with "▁"), for word ids.
+        self._word_starts = np.array(
+            [p.startswith(_SPACE) for p in model.pieces]
+        )
         if "<0x00>" in model.pieces:
             start = model.pieces.index("<0x00>")
             expected = [f"<0x{b:02X}>" for b in range(256)]
@@ -327,11 +331,6 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
                 ]
             ):
                 ids = ids.with_flat_values(tf.identity(ids.flat_values))
-        if self._word_starts is None:
-            with tf.init_scope():
-                self._word_starts = tf.constant(
-                    [p.startswith(_SPACE) for p in self._model.pieces]
-                )
         # The word starts up to each piece, after the line's first piece.
         count = tf.cumsum(
             tf.cast(tf.gather(self._word_starts, ids.flat_values), tf.int64)

@@ -1,0 +1,79 @@
+"""`tokenize_with_offsets` through a SavedModel, for the offsets tests of
+every family."""
+
+import json
+import subprocess
+import sys
+
+import tensorflow as tf
+
+# The child: loads the SavedModel with TensorFlow alone (plus TF Text when
+# the graph needs it), and checks that tf_input never comes in.
+_CHILD = """
+import json, sys
+{imports}
+import tensorflow as tf
+model = tf.saved_model.load(sys.argv[1])
+out = model.offsets(tf.constant(json.loads(sys.argv[2])))
+print(json.dumps({{k: v.numpy().tolist() for k, v in out.items()}}))
+assert 'tf_input' not in sys.modules
+assert {tf_text} or 'tensorflow_text' not in sys.modules
+"""
+
+
+def as_rows(out):
+    """Ragged `(ids, starts, ends, words)` from `tokenize_with_offsets` ->
+    per line `(ids, [(start, end), ...], words)`."""
+    ids, starts, ends, words = (x.to_list() for x in out)
+    return [
+        (i, list(zip(s, e)), w) for i, s, e, w in zip(ids, starts, ends, words)
+    ]
+
+
+def reloaded_offsets(tokenizer, lines, folder, unit="char", tf_text=False):
+    """`tokenizer.tokenize_with_offsets(lines, unit, return_word_ids=True)`
+    exported in a SavedModel under `folder` and run in a fresh Python
+    process that imports TensorFlow alone (and TF Text if `tf_text`):
+    per line `(ids, [[start, end], ...], word_ids)`."""
+
+    class Exported(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokenizer = tokenizer
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def offsets(self, texts):
+            ids, starts, ends, words = self.tokenizer.tokenize_with_offsets(
+                texts, unit=unit, return_word_ids=True
+            )
+            return {
+                "ids": ids.flat_values,
+                "starts": starts.flat_values,
+                "ends": ends.flat_values,
+                "words": words.flat_values,
+                "splits": ids.row_splits,
+            }
+
+    saved = folder / "saved"
+    tf.saved_model.save(Exported(), str(saved))
+    script = _CHILD.format(
+        imports="import tensorflow_text" if tf_text else "", tf_text=tf_text
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(saved), json.dumps(lines)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=folder,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
+    )
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    splits = out["splits"]
+    return [
+        (
+            out["ids"][a:b],
+            [[s, e] for s, e in zip(out["starts"][a:b], out["ends"][a:b])],
+            out["words"][a:b],
+        )
+        for a, b in zip(splits[:-1], splits[1:])
+    ]
