@@ -47,7 +47,8 @@ VOCAB_HELP = (
     "(*.tiktoken, or a tokenizer.model of `base64 rank` lines; with "
     "--pattern), vocab.json (byte-level BPE, with merges.txt beside it or "
     "--merges), vocab.txt (WordPiece) or *.model (SentencePiece); or a "
-    "folder holding exactly one of these"
+    "folder holding exactly one of these; or a Hugging Face model id "
+    "(org/name or hf://org/name) in huggingface_hub's cache"
 )
 
 

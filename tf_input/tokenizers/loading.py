@@ -21,6 +21,7 @@ import warnings
 
 from tf_input._validation import check_bool
 from tf_input._validation import check_type
+from tf_input.tokenizers import _hub
 from tf_input.tokenizers._files import TokenizerFileError
 from tf_input.tokenizers._files import check_options
 from tf_input.tokenizers._files import read_json
@@ -86,7 +87,14 @@ def load_tokenizer(
     * a `vocab.json` (with `merges.txt` beside it, or `merges=`), a BERT
       `vocab.txt`, or a SentencePiece `.model`;
     * a folder holding one of these (an error lists them if it holds
-      several).
+      several);
+    * a Hugging Face model id, `"org/name"` or `"hf://org/name"`, when no
+      local path of that name exists: the tokenizer files of that
+      repository in `huggingface_hub`'s cache (downloaded into it when
+      the Hub is reachable; the cache alone with `HF_HUB_OFFLINE=1`). Its
+      `tokenizer.json` is read when it has one. Needs `huggingface_hub`
+      (`pip install "tf_input[hub]"`); a model that is not cached and
+      cannot be downloaded is an error giving the download command.
 
     A SentencePiece-style BPE `tokenizer.json` (`byte_fallback`, a `▁`
     metaspace: Mistral v1, Llama 2) gives `MetaspaceBytePairTokenizer`; a
@@ -160,7 +168,7 @@ def load_tokenizer(
     add_special_tokens = check_bool("add_special_tokens", add_special_tokens)
     special_token_ids = _renamed(special_token_ids, special_tokens)
     with reading():
-        path, kind = _find(pathlib.Path(path))
+        path, kind = _find(_local(path))
         if kind != "tiktoken" and (pattern is not None or special_token_ids):
             raise ValueError(
                 "`pattern` and `special_token_ids` are for tiktoken rank "
@@ -190,6 +198,19 @@ def _renamed(special_token_ids, special_tokens):
             "`special_tokens`."
         )
     return special_tokens
+
+
+def _local(path):
+    """`path` as a local path: a model id becomes its cached snapshot's
+    `tokenizer.json` (the whole tokenizer, as `transformers` reads it), or
+    the snapshot's folder when it has none."""
+    name = _hub.model_id(path)
+    if name is None:
+        return pathlib.Path(path)
+    folder = pathlib.Path(_hub.snapshot_folder(name))
+    if (folder / "tokenizer.json").is_file():
+        return folder / "tokenizer.json"
+    return folder
 
 
 def _find(path):
@@ -360,4 +381,4 @@ def load_for_command_line(
         options["pattern"] = pattern
     if special_token_ids:
         options["special_token_ids"] = special_token_ids
-    return load_tokenizer(pathlib.Path(vocab), **options)
+    return load_tokenizer(vocab, **options)
