@@ -359,6 +359,49 @@ def test_one_text_gets_the_answer_without_the_batch_axis(tmp_path):
     assert signature.structured_input_signature[1]["texts"].shape == [None]
 
 
+@pytest.mark.parametrize(
+    "batching, offsets", [("longest", True), ("max_length", False)]
+)
+def test_an_empty_batch_is_answered_without_running_the_graph(
+    tmp_path, batching, offsets
+):
+    # The served function returns a recorded answer for no texts: the same
+    # outputs, shapes and dtypes (the reloaded SavedModel's, the signature's)
+    # as the graph gives when it runs on an empty batch.
+    tokenizer = WordPieceTokenizer(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "a", "dog"],
+        add_special_tokens=True,
+    )
+    model = block_model(tokenizer.vocabulary_size())
+    path = str(tmp_path / "m")
+    module = export_text_model(
+        model,
+        tokenizer,
+        path,
+        max_length=6,
+        batching=batching,
+        return_offsets=offsets,
+    )
+    empty = tf.constant([], tf.string)
+    ran = tf.function(module.answer)(empty)  # the graph, on no rows
+    ran = {name: (tuple(t.shape), t.dtype) for name, t in ran.items()}
+    assert ran["hidden"][0] == (0, 6 if batching == "max_length" else 1, 16)
+    loaded = tf.saved_model.load(path)
+    for got in (
+        module.serve(empty),
+        loaded.serve(empty),
+        loaded.signatures["serving_default"](texts=empty),
+    ):
+        assert {n: (tuple(t.shape), t.dtype) for n, t in got.items()} == ran
+    # A batch that is not empty still runs the graph.
+    texts = tf.constant(["the cat sat", "a dog"])
+    np.testing.assert_allclose(
+        loaded.serve(texts)["pooled"], module.answer(texts)["pooled"], atol=1e-6
+    )
+    graph = module.serve.get_concrete_function(empty).graph.as_graph_def()
+    assert {"If", "StatelessIf"} & {node.op for node in graph.node}
+
+
 # --- Errors ------------------------------------------------------------------
 class Subclassed(keras.Model):
     def call(self, inputs):
