@@ -345,6 +345,66 @@ def test_a_keras_hub_bert_tagger_learns_the_ud_tags_and_is_served(ud, tmp_path):
         np.testing.assert_array_equal(served[f"sig_{key}"], value)
 
 
+# Slow: a Mistral export and a fresh-process reload (1-2 min); the BERT
+# tagger above serves offsets through the same code in the fast suite.
+@pytest.mark.slow
+def test_a_mistral_tagger_is_served_with_hugging_face_offsets(tmp_path):
+    """A SentencePiece-style BPE `tokenizer.json` (Mistral v0.1: `Prepend`
+    and `Replace` normalizers, byte fallback) served with
+    `return_offsets=True` and reloaded in a process that imports only
+    TensorFlow: HF's character spans, special tokens (-1, -1)."""
+    import keras
+    from tokenizers import Tokenizer
+
+    path = data_path("llm", "mistral_v1", "tokenizer.json")
+    tokenizer = load_tokenizer(path, add_special_tokens=True)
+    keras.utils.set_random_seed(2)
+    token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+    hidden = keras.layers.Embedding(tokenizer.vocabulary_size(), 4)(token_ids)
+    model = keras.Model(token_ids, keras.layers.Dense(3)(hidden))
+    texts = corpora_texts()[:4] + [
+        "Héllo  WÖRLD,\tİstanbul! 🤷🏽‍♀️ naïve",
+        "x" * 70,  # truncated at max_length
+        "",
+    ]
+    module = export_text_model(
+        model,
+        tokenizer,
+        tmp_path / "tagger",
+        max_length=48,
+        return_offsets=True,
+    )
+    want = {k: v.numpy() for k, v in module.serve(tf.constant(texts)).items()}
+    hf = Tokenizer.from_file(str(path))
+    hf.enable_truncation(48)
+    for row, encoding in enumerate(hf.encode_batch(texts)):
+        spans = [
+            [-1, -1] if special else list(span)
+            for span, special in zip(
+                encoding.offsets, encoding.special_tokens_mask
+            )
+        ]
+        size = len(spans)
+        assert want["offsets"][row, :size].tolist() == spans, texts[row]
+        assert (want["offsets"][row, size:] == -1).all()
+    out = tmp_path / "served.npz"
+    report = reload_in_fresh_process(
+        [
+            {
+                "loader": "plain",
+                "path": str(tmp_path / "tagger"),
+                "texts": texts,
+                "out": str(out),
+            }
+        ]
+    )
+    assert not report["errors"]
+    served = np.load(out)
+    for key, value in want.items():
+        np.testing.assert_array_equal(served[f"serve_{key}"], value)
+        np.testing.assert_array_equal(served[f"sig_{key}"], value)
+
+
 def corpora_texts():
     """The raw sentences of the UD file (its `# text = ` lines)."""
     return corpora()[UD]
