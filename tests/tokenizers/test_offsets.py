@@ -406,12 +406,13 @@ def test_bad_unit_is_a_value_error():
 
 
 def test_other_families_say_offsets_are_not_implemented():
-    from tf_input import VocabularyTokenizer
+    import json
 
-    tokenizer = VocabularyTokenizer(
-        vocabulary=["<pad>", "<sos>", "<eos>", "<unk>", "a"]
-    )
-    with pytest.raises(NotImplementedError, match="VocabularyTokenizer"):
+    from tests.tokenizers.test_assets import UNIGRAM_JSON
+    from tf_input.tokenizers import UnigramTokenizer
+
+    tokenizer = UnigramTokenizer(json.dumps(UNIGRAM_JSON))
+    with pytest.raises(NotImplementedError, match="UnigramTokenizer"):
         tokenizer.tokenize_with_offsets("a")
 
 

@@ -386,7 +386,8 @@ class Tokenizer(keras.layers.Layer):
         raise NotImplementedError(
             f"{type(self).__name__} does not give offsets yet: "
             "`tokenize_with_offsets` is implemented for BytePairTokenizer, "
-            "WordPieceTokenizer and SentencePieceTokenizer (BPE models)."
+            "WordPieceTokenizer, MetaspaceBytePairTokenizer, "
+            "VocabularyTokenizer and SentencePieceTokenizer (BPE models)."
         )
 
     def _offset_rows(self, batch, add_special_tokens, unit):

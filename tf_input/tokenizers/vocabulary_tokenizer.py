@@ -7,11 +7,13 @@ import collections
 import keras
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
 from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
 from tf_input._validation import check_type
 from tf_input.tokenizers._assets import FROM_ASSETS
 from tf_input.tokenizers._assets import TokenListAsset
+from tf_input.tokenizers._offsets import char_spans
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.base import Tokenizer
 
@@ -221,6 +223,106 @@ class VocabularyTokenizer(TokenListAsset, Tokenizer):
             raise ValueError(self._no_vocabulary())
         pieces = self._pieces(texts, known=self._lookup)
         return tf.ragged.map_flat_values(self._lookup.lookup, pieces)
+
+    def _tokenize_with_offsets_batch(self, texts):
+        """`tokenize`'s ids, and the byte span of each piece in the text.
+
+        The spans come from the text's characters: a piece is a run of
+        characters that are not whitespace (`"whitespace"`), one digit of
+        a number it splits (`"whitespace_digits"`), or one character
+        (`"character"`; lowercasing that gives two characters for one,
+        `"İ"` -> `"i̇"`, gives both its span). A word is a run of
+        non-whitespace characters (one character for `"character"`).
+        """
+        if self._vocabulary is None:
+            raise ValueError(self._no_vocabulary())
+        ids = self._tokenize_batch(texts)
+        starts, ends, splits = char_spans(texts, replace=True)
+        rows = row_ids(splits)
+        chars = tf.strings.substr(tf.gather(texts, rows), starts, ends - starts)
+        kept = ~tf.strings.regex_full_match(chars, _WHITESPACE)
+        if self.split == "character":
+            count = tf.ones_like(starts)
+            if self.lowercase:
+                lowered = tf.strings.lower(chars, encoding="utf-8")
+                count = tf.strings.length(lowered, unit="UTF8_CHAR")
+            count = tf.where(kept, tf.cast(count, tf.int64), 0)
+            pieces = tf.repeat(tf.range(tf.size(starts, tf.int64)), count)
+            piece_starts = tf.gather(starts, pieces)
+            piece_ends = tf.gather(ends, pieces)
+            piece_rows = tf.gather(rows, pieces)
+            # Each character is a word: its index among the row's kept ones.
+            before = tf.cumsum(tf.cast(kept, tf.int64), exclusive=True)
+            words = tf.gather(before, pieces) - tf.gather(
+                before, tf.gather(splits, piece_rows)
+            )
+        else:
+            piece_starts, piece_ends, piece_rows, words = self._word_spans(
+                texts, starts, ends, rows, kept
+            )
+        counts = tf.math.unsorted_segment_sum(
+            tf.ones_like(piece_rows), piece_rows, tf.size(texts)
+        )
+        with tf.control_dependencies(
+            [
+                tf.debugging.assert_equal(
+                    counts,
+                    ids.row_lengths(),
+                    message="VocabularyTokenizer: the offsets found a "
+                    "different number of pieces than the ids",
+                )
+            ]
+        ):
+            piece_splits = tf.concat([[0], tf.cumsum(counts)], 0)
+        return tuple(
+            tf.RaggedTensor.from_row_splits(
+                values, piece_splits, validate=False
+            )
+            for values in (ids.flat_values, piece_starts, piece_ends, words)
+        )
+
+    def _word_spans(self, texts, starts, ends, rows, kept):
+        """Pieces of `"whitespace"` and `"whitespace_digits"`: the runs of
+        kept characters, numbers split into their digits where asked."""
+        same_row_before = tf.concat([[False], rows[1:] == rows[:-1]], 0)
+        same_row_after = tf.concat([rows[1:] == rows[:-1], [False]], 0)
+        kept_before = tf.concat([[False], kept[:-1]], 0) & same_row_before
+        kept_after = tf.concat([kept[1:], [False]], 0) & same_row_after
+        word_starts = tf.boolean_mask(starts, kept & ~kept_before)
+        word_ends = tf.boolean_mask(ends, kept & ~kept_after)
+        word_rows = tf.boolean_mask(rows, kept & ~kept_before)
+        # A word's index in its row.
+        row_first = tf.concat([[True], word_rows[1:] != word_rows[:-1]], 0)
+        index = tf.range(tf.size(word_rows, tf.int64))
+        words = index - tf.gather(
+            tf.boolean_mask(index, row_first),
+            tf.cumsum(tf.cast(row_first, tf.int64)) - 1,
+        )
+        if self.split == "whitespace":
+            return word_starts, word_ends, word_rows, words
+        text = tf.strings.substr(
+            tf.gather(texts, word_rows), word_starts, word_ends - word_starts
+        )
+        if self.lowercase:
+            text = tf.strings.lower(text, encoding="utf-8")
+        split = tf.strings.regex_full_match(text, "[0-9]+")
+        split &= self._lookup.lookup(text) == self._lookup.default_value
+        count = tf.where(split, word_ends - word_starts, 1)
+        pieces = tf.repeat(index, count)
+        digit = tf.range(tf.size(pieces, tf.int64)) - tf.gather(
+            tf.cumsum(count, exclusive=True), pieces
+        )
+        is_digit = tf.gather(split, pieces)
+        piece_starts = tf.gather(word_starts, pieces) + digit
+        piece_ends = tf.where(
+            is_digit, piece_starts + 1, tf.gather(word_ends, pieces)
+        )
+        return (
+            piece_starts,
+            piece_ends,
+            tf.gather(word_rows, pieces),
+            tf.gather(words, pieces),
+        )
 
     def _detokenize_batch(self, ids):
         tokens = tf.ragged.map_flat_values(tf.gather, self._tokens, ids)
