@@ -22,6 +22,7 @@ Inputs (size in UTF-8 bytes, at three sizes for the slope):
 * `random bytes`: uniformly random bytes, invalid UTF-8 (1 MB);
 * `empty strings`: a batch of 10,000 empty strings; `empty batch`: a
   batch of none (one size);
+* `one letter`: `"a"` repeated (400 KB), one long word of one letter;
 * `digits`: random decimal digits, one pre-token for GPT-2 (`\\p{N}+`),
   and `letters`: random lowercase ASCII letters, one pre-token for every
   BPE (10 KB, 100 KB, 1 MB: the long chunk that once took one merge-loop
@@ -30,7 +31,9 @@ Inputs (size in UTF-8 bytes, at three sizes for the slope):
 BPE families (`bpe_tokenizers`): besides GPT-2, Qwen 3 and cl100k
 (byte-level, `tokenizer.json`) and Mistral v1 (SentencePiece-style
 `tokenizer.json`, `MetaspaceBytePairTokenizer`) against Hugging Face
-`tokenizers` on the same file.
+`tokenizers` on the same file. Unigram `tokenizer.json` (`UnigramTokenizer`):
+ALBERT's model converted as `transformers` converts it, with and without
+byte fallback, against Hugging Face `tokenizers`.
 
 Ours is timed to its NumPy ids, the references to their Python lists
 (each library's native result). Each time is the median of `--repeats`
@@ -52,6 +55,7 @@ import pathlib
 import platform
 import random
 import statistics
+import sys
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -128,6 +132,7 @@ def inputs(quick):
             sizes_10x(),
             lambda n: "".join(rng.choice(LOWER) for _ in range(n)),
         ),
+        "one letter": (sizes(400_000), lambda n: "a" * n),
         "empty strings": ([10_000], lambda n: [""] * n),
         "empty batch": ([0], lambda n: []),
     }
@@ -176,6 +181,7 @@ def tokenizers_under_test():
         ),
     }
     out.update(bpe_tokenizers(hf))
+    out.update(unigram_tokenizers(hf))
     for name, file in [
         ("SentencePiece unigram (sp-test-ja)", "sp-test-ja.model"),
         ("SentencePiece unigram (ALBERT)", "albert-base-v2-spiece.model"),
@@ -204,6 +210,27 @@ def bpe_tokenizers(hf):
             tf_input.load_tokenizer(path, add_special_tokens=False),
             "HF tokenizers",
             hf(tokenizers.Tokenizer.from_file(path)),
+        )
+    return out
+
+
+def unigram_tokenizers(hf):
+    """`UnigramTokenizer` (the `tokenizer.json` engine) on ALBERT's model
+    converted as `transformers` converts it, with and without byte
+    fallback (`tests/tokenizers/unigram_json.py`), against HF."""
+    sys.path.insert(0, str(ROOT))
+    from tests.tokenizers import unigram_json
+
+    out = {}
+    for name, kind in [
+        ("Unigram json (ALBERT)", "albert"),
+        ("Unigram json (ALBERT, byte fallback)", "bytes"),
+    ]:
+        reference = unigram_json.build("albert", kind)
+        out[name] = (
+            tf_input.tokenizers.UnigramTokenizer(reference.to_str()),
+            "HF tokenizers",
+            hf(reference),
         )
     return out
 

@@ -131,6 +131,29 @@ def test_corpus_sample_and_adversarial_match_hf(folder, name, kind):
     _check(reference, tokenizer, lines, special=True)
 
 
+@pytest.mark.parametrize("name, kind", [("botchan", "bytes"), DEFAULT[0]])
+def test_runs_of_unknown_characters_match_hf(folder, name, kind):
+    """A word whose every character has no piece but its own (control
+    characters, unknown symbols) has one path and skips the search; in a
+    batch beside words that need it, and at every length."""
+    import random
+
+    _, reference, tokenizer = _pair(folder, name, kind)
+    rng = random.Random(0)
+    unknown = [chr(c) for c in [*range(1, 9), *range(14, 28), 0x7F]]
+    unknown += ["\U0001f600", "\U00010348", "\ue000", "☃"]
+    lines = ["".join(rng.choices(unknown, k=n)) for n in (1, 2, 7, 300, 5000)]
+    lines += [
+        " ".join(
+            "".join(rng.choices(unknown + list("ab▁the"), k=rng.randint(1, 9)))
+            for _ in range(rng.randint(1, 12))
+        )
+        for _ in range(200)
+    ]
+    lines += ["the \x01\x02 cat", "\x01" * 40 + " the", "x\x01", "\x01x"]
+    _check(reference, tokenizer, lines)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name, kind", ALL)
 def test_whole_corpora_match_hf(folder, name, kind):
