@@ -65,6 +65,8 @@ def make_dataset(
     count_batches=None,
     encoding="utf-8",
     errors="strict",
+    columns=None,
+    format=None,
 ) -> tf.data.Dataset:
     """Turns raw text into batches for `fit`: features, labels, weights.
 
@@ -347,7 +349,11 @@ def make_dataset(
     )
     check_tokenizers(tokenizer, target_tokenizer, s.task)
     lines, plan = _rows(
-        source, tokenizer, target_tokenizer, s, encoding, errors
+        source,
+        tokenizer,
+        target_tokenizer,
+        s,
+        dict(encoding=encoding, errors=errors, columns=columns, format=format),
     )
     wanted = plan.check_features(features)
     in_memory = isinstance(source, (list, tuple, np.ndarray))
@@ -411,10 +417,11 @@ def make_dataset(
     return register(dataset.with_options(_options(s.shard)), info)
 
 
-def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
+def _rows(source, tokenizer, target_tokenizer, s, reading):
     """`(lines, plan)`: the source as a dataset of examples (this worker's
-    share), and the `Rows` that turn them into rows."""
-    lines, _ = as_dataset(source, s.deterministic, encoding, errors)
+    share), and the `Rows` that turn them into rows. `reading`: the
+    arguments of `as_dataset` about files and records."""
+    lines, _ = as_dataset(source, s.deterministic, **reading)
     columns = check_columns(
         lines.element_spec, s.task, s.batching, s.label_vocabulary
     )
