@@ -187,13 +187,15 @@ def _parquet_rows(path, columns=None):
             )
         columns = [name for name in names if name in wanted]
     number = 0
-    # One row group at a time, in batches: memory is bounded by a batch.
-    for batch in parquet.iter_batches(
-        batch_size=_PARQUET_BATCH, columns=columns, use_threads=False
-    ):
-        for record in batch.to_pylist():
-            number += 1
-            yield f"row {number}", record
+    # One row group in memory at a time (as Arrow data), its rows turned
+    # into Python values a batch at a time.
+    for group in range(parquet.num_row_groups):
+        table = parquet.read_row_group(group, columns=columns)
+        for batch in table.to_batches(max_chunksize=_PARQUET_BATCH):
+            for record in batch.to_pylist():
+                number += 1
+                yield f"row {number}", record
+        del table
 
 
 def _tfrecord_rows(path):
@@ -269,6 +271,10 @@ def _place(path, where):
 def _show(value, limit=80):
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _a(noun):
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
 
 
 def _kind_name(value):
@@ -347,7 +353,7 @@ class Columns:
                 found = (
                     f"keys {sorted(value)}"
                     if isinstance(value, dict)
-                    else f"a {_kind_name(value)}"
+                    else _a(_kind_name(value))
                 )
                 at = ".".join(self.paths[index][:depth]) or "the record"
                 raise ValueError(
@@ -405,8 +411,8 @@ class Columns:
             else "text, an integer, a number or a list of one of these"
         )
         raise ValueError(
-            f"{_place(source, where)} column {self.names[i]!r} holds a "
-            f"{_kind_name(value)}: {_show(value)}. Expected {expected}."
+            f"{_place(source, where)} column {self.names[i]!r} holds "
+            f"{_a(_kind_name(value))}: {_show(value)}. Expected {expected}."
         )
 
     def signature(self):
@@ -622,19 +628,20 @@ def _tfrecord_dataset(files, names, deterministic):
                     tf.concat([tf.cast(good, tf.int32), [0]], 0),
                     output_type=tf.int64,
                 )
-                check = tf.raw_ops.Assert(
-                    condition=tf.reduce_all(good),
-                    data=[
-                        "`source` file",
+                message = tf.strings.join(
+                    [
+                        "`source` file ",
                         path,
-                        ", record",
-                        first + bad + 1,
-                        f", feature {name!r} holds",
-                        tf.concat([lengths, [0]], 0)[bad],
-                        "values. Expected one (as in the first records), "
-                        "or a list in every record.",
-                    ],
-                    summarize=1,
+                        ", record ",
+                        tf.strings.as_string(first + bad + 1),
+                        f", feature `{name}` holds ",
+                        tf.strings.as_string(tf.concat([lengths, [0]], 0)[bad]),
+                        " values. Expected one value (as in the first "
+                        "records), or a list in every record.",
+                    ]
+                )
+                check = tf.raw_ops.Assert(
+                    condition=tf.reduce_all(good), data=[message]
                 )
                 with tf.control_dependencies([check]):
                     value = tf.identity(value.flat_values)

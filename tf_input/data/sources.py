@@ -473,7 +473,26 @@ def as_dataset(
     `columns` names the fields of records (record files, datasets of
     dicts, Hugging Face datasets); `format` the format of files.
     """
-    name, _ = check_encoding(encoding, errors)
+    dataset = source_dataset(
+        source, deterministic, encoding, errors, columns, format
+    )
+    if dataset is not None:
+        return _check_dataset(dataset)
+    return _in_memory(source)
+
+
+def source_dataset(
+    source,
+    deterministic=None,
+    encoding="utf-8",
+    errors="strict",
+    columns=None,
+    format=None,
+):
+    """The dataset of a file, record or dataset source, its elements not
+    yet checked against what the pipeline takes; None for a source in
+    memory (a list, tuple or array of examples)."""
+    check_encoding(encoding, errors)
     paths = None
     if isinstance(source, (str, os.PathLike)):
         paths = [source]
@@ -484,10 +503,10 @@ def as_dataset(
     ):
         paths = source
     if paths is not None:
-        dataset = _file_source(
+        return _file_source(
             paths, deterministic, encoding, errors, columns, format
         )
-        return _check_dataset(dataset)
+    _check_direct(source, encoding, errors)
     if format is not None:
         raise ValueError(
             "`format` is the format of file sources. Received: "
@@ -501,7 +520,7 @@ def as_dataset(
                 "field(s) each example is made of. Received: a dataset "
                 f"with the columns {source.column_names} and no columns."
             )
-        return _check_dataset(records.hugging_face_dataset(source, columns))
+        return records.hugging_face_dataset(source, columns)
     if isinstance(source, tf.data.Dataset) and isinstance(
         source.element_spec, dict
     ):
@@ -511,7 +530,7 @@ def as_dataset(
                 "`columns=`: the key(s) each example is made of. Received: "
                 f"elements with the keys {sorted(source.element_spec)}."
             )
-        return _check_dataset(records.select_columns(source, columns))
+        return records.select_columns(source, columns)
     if columns is not None:
         raise ValueError(
             "`columns` names the fields of records: JSONL, CSV, TSV, "
@@ -520,6 +539,15 @@ def as_dataset(
             f"columns={columns!r} with a source of type "
             f"{type(source).__name__}."
         )
+    if isinstance(source, tf.data.Dataset):
+        return source
+    return None
+
+
+def _check_direct(source, encoding, errors):
+    """`encoding` and `errors` keep their defaults for a source that is
+    not files."""
+    name, _ = check_encoding(encoding, errors)
     if name != "utf-8":
         raise ValueError(
             "`encoding` applies to file sources only: texts given directly "
@@ -532,8 +560,11 @@ def as_dataset(
             "invalid UTF-8 in texts given directly. Received: errors="
             f"{errors!r} with a source of type {type(source).__name__}."
         )
-    if isinstance(source, tf.data.Dataset):
-        return _check_dataset(source)
+
+
+def _in_memory(source):
+    """`(dataset, is_pairs)` of the examples given as a list (or tuple, or
+    array)."""
     if isinstance(source, np.ndarray):
         source = source.tolist()
     if not isinstance(source, (list, tuple)) or not source:
