@@ -8,7 +8,9 @@ those of the same examples given as a list.
 
 import csv
 import json
+import os
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -23,6 +25,8 @@ from tf_input.data import read_records
 from tf_input.data.arguments import check_columns
 from tf_input.data.sources import as_dataset
 from tf_input.data.sources import source_dataset
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 TEXTS = [
     "the cat sat",
@@ -489,3 +493,61 @@ def test_optional_libraries_are_imported_only_when_used(
         r"pip install 'tf_input\[parquet\]'",
     ):
         read(path, "text")
+
+
+# --- Bounded memory ---------------------------------------------------------
+MEASURE = """
+import sys
+from tf_input.data.sources import source_dataset
+
+
+def peak_kib():
+    with open("/proc/self/status") as f:
+        return next(int(x.split()[1]) for x in f if x.startswith("VmHWM"))
+
+
+dataset = source_dataset(sys.argv[1], columns="text")
+examples = iter(dataset)
+size = len(next(examples).numpy())
+before = peak_kib()  # TensorFlow loaded, the first record read
+count = 1 + sum(1 for _ in examples)
+print(count, size, before, peak_kib())
+"""
+RECORDS = 20_000  # of 10,000 characters each: 200 MB
+
+
+def write_large(path, format):
+    texts = (os.urandom(5_000).hex() for _ in range(RECORDS))
+    if format == "jsonl":
+        write_jsonl(path, ({"text": t, "id": i} for i, t in enumerate(texts)))
+    elif format == "csv":
+        write_csv(path, ["id", "text"], enumerate(texts))
+    elif format == "tfrecord":
+        write_tfrecord(path, ({"text": t} for t in texts))
+    else:
+        schema = pa.schema([("text", pa.string())])
+        with pq.ParquetWriter(path, schema) as writer:
+            for _ in range(RECORDS // 1000):  # row groups of 10 MB
+                batch = [next(texts) for _ in range(1000)]
+                writer.write_table(pa.table({"text": batch}, schema=schema))
+
+
+# Slow (about 10 s a format): 200 MB written, then read in a new process.
+@pytest.mark.slow
+@pytest.mark.parametrize("format", ["jsonl", "csv", "parquet", "tfrecord"])
+def test_a_200_mb_file_is_read_in_bounded_memory(tmp_path, format):
+    path = tmp_path / f"large.{format}"
+    write_large(path, format)
+    assert path.stat().st_size > 195e6
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    ).stdout
+    count, size, before, after = map(int, out.split()[-4:])
+    assert (count, size) == (RECORDS, 10_000)
+    # The whole file would be 200 MB more (and more as Python strings).
+    assert after - before < 40_000, (before, after)
