@@ -179,6 +179,14 @@ def make_dataset(
             of lists, or a dataset of `(words, labels)` 1-D tensors; or a
             list of `(text, [(start, end, label), ...])`, or a dataset of
             `(text, starts, ends, labels)`, the spans' columns 1-D.
+            Records, with `columns=`: JSONL (`.jsonl`, `.json`), CSV
+            (`.csv`), TSV (`.tsv`), Parquet (`.parquet`, the `parquet`
+            extra) or TFRecord files of `tf.train.Example`s (`.tfrecord`,
+            `.tfrecords`), a path or glob as for text files; a
+            `tf.data.Dataset` of dicts (the TFDS convention); a Hugging
+            Face `datasets.Dataset` or `IterableDataset` (the `datasets`
+            extra). Streamed: memory is bounded by a record (a row group
+            for Parquet), not by the file.
         tokenizer: a `tf_input` tokenizer built with
             `add_special_tokens=False`.
         task: str, one of `"lm"`, `"seq2seq"`, `"encode"`,
@@ -288,6 +296,21 @@ def make_dataset(
             `"replace"` reads undecodable bytes as U+FFFD instead. Texts
             given directly (lists, datasets) are never checked: the
             tokenizers replace invalid UTF-8. Defaults to `"strict"`.
+        columns: None, str or tuple of str. The fields of each record an
+            example is made of, in the order the task takes them:
+            `"text"`, `("text", "label")`, `("text_a", "text_b",
+            "label")`, `("source", "target")`, `("tokens", "ner_tags")`,
+            `("question", "context", "answer_start", "answer_text")`. A
+            dotted name goes into nested records (`"meta.text"`). Each
+            column's type (text, integer, number, or a list of these)
+            comes from the first 100 records; a missing column or a value
+            of another type is an error naming the file and the record.
+            Required for record sources, refused for the others. Defaults
+            to `None`.
+        format: None or str, the format of file sources: `"text"` (one
+            example per line), `"jsonl"`, `"csv"`, `"tsv"`, `"parquet"`
+            or `"tfrecord"`. Defaults to `None`: from the extension (text
+            for any extension not listed under `source`).
 
     Returns:
         A `tf.data.Dataset` of `(features, labels, sample_weight)` (or of

@@ -13,7 +13,11 @@ Accepted forms (see `make_dataset`):
 * a file path or glob pattern (`str` or `os.PathLike`), or a list of
   `os.PathLike` paths: one example per line, several files interleaved;
 * a `tf.data.Dataset` of scalar strings, of tuples of scalars, or of
-  `(words, labels)` pairs of 1-D tensors.
+  `(words, labels)` pairs of 1-D tensors;
+* with `columns=`, records: JSONL, CSV, TSV, Parquet or TFRecord files
+  (the format from the extension, or `format=`), a `tf.data.Dataset` of
+  dicts (TFDS), a Hugging Face `Dataset` or `IterableDataset`; each record
+  gives the tuple of its columns (`tf_input.data.records`).
 
 A list of plain `str` is always read as texts, never as file names: pass
 paths as `pathlib.Path` objects, or one glob pattern as a single string.
