@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import pathlib
+import random
 import subprocess
 import sys
 
@@ -148,6 +149,35 @@ def test_csv_and_tsv_equal_pythons_csv(tmp_path, format, delimiter):
     assert [r[0] for r in got] == TEXTS
     spec = source_dataset(path, columns=("text", "label")).element_spec
     assert [s.dtype for s in spec] == [tf.string, tf.int32]
+
+
+def test_random_csv_fields_read_as_python_reads_them(tmp_path):
+    # Quotes, separators and every line end inside quoted fields.
+    rng = random.Random(0)
+    alphabet = ["a", "é", " ", ",", "\t", '"', "'", "\n", "\r", "\r\n", "1"]
+    body = [
+        ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))]
+        for _ in range(300)
+    ]
+    path = write_csv(tmp_path / "r.csv", ["text"], body)
+    with open(path, encoding="utf-8", newline="") as f:
+        want = [row["text"] for row in csv.DictReader(f)]
+    assert [r[0] for r in body] == want
+    assert read(path, "text") == want
+
+
+def test_encodings_and_undecodable_lines(tmp_path):
+    path = tmp_path / "l.jsonl"
+    path.write_bytes('{"text": "café"}\n'.encode("latin-1"))
+    assert read(str(path), "text", encoding="latin-1") == ["café"]
+    with pytest.raises(ValueError, match="l.jsonl', line 1, is not valid"):
+        read(str(path), "text")
+    assert read(str(path), "text", errors="replace") == ["caf\ufffd"]
+    path = tmp_path / "l.csv"
+    path.write_bytes("text\ncafé\n".encode("latin-1"))
+    assert read(str(path), "text", encoding="latin-1") == ["café"]
+    with pytest.raises(ValueError, match="l.csv' is not valid utf-8"):
+        read(str(path), "text")
 
 
 def test_parquet_equals_pyarrow_nested_and_lists(tmp_path):

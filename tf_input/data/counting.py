@@ -37,7 +37,7 @@ def describe(source):
         return f"a {kind} of {len(source)} examples"
     if isinstance(source, (str, os.PathLike)):
         return f"the file(s) {os.fspath(source)!r}"
-    return f"a {type(source).__name__}"
+    return f"the {type(source).__name__}"
 
 
 def empty_message(source):

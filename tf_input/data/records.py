@@ -114,6 +114,9 @@ def _open_text(path, encoding, errors):
 
 
 def _json_lines(path, encoding, errors):
+    # Lines are decoded one by one: "utf-8-sig" would drop a U+FEFF at the
+    # start of every line, not only of the file.
+    encoding = "utf-8" if encoding == "utf-8-sig" else encoding
     with open(path, "rb") as f:
         for number, line in enumerate(f, 1):
             where = f"line {number}"
@@ -169,7 +172,8 @@ def _csv_rows(path, delimiter, encoding, errors):
         except UnicodeDecodeError as error:
             raise ValueError(
                 f"`source` file {os.fspath(path)!r} is not valid "
-                f"{encoding} after line {reader.line_num}: {error.reason}."
+                f"{encoding.removesuffix('-sig')} after line "
+                f"{reader.line_num}: {error.reason}."
             ) from None
 
 
