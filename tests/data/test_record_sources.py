@@ -271,6 +271,12 @@ def test_hugging_face_dataset(iterable):
         data = data.to_iterable_dataset(num_shards=2)
     assert read(data, ("text", "label")) == list(zip(TEXTS, LABELS))
     assert read(data, "tokens") == [t.split() for t in TEXTS]
+    name = type(data).__name__
+    with pytest.raises(
+        ValueError,
+        match=rf"\(a Hugging Face {name}\), row 1, has no column 'txt'",
+    ):
+        read(data, "txt")
 
 
 @pytest.mark.parametrize(

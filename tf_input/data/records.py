@@ -58,6 +58,8 @@ FORMATS = ("text", "jsonl", "csv", "tsv", "parquet", "tfrecord")
 _SNIFF_RECORDS = 100
 # Records of a TFRecord file parsed per step in the graph.
 _TFRECORD_BATCH = 256
+# Examples per step of `Dataset.from_generator`.
+_GENERATOR_BATCH = 256
 # Rows per Arrow batch read from a Parquet row group.
 _PARQUET_BATCH = 1024
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -268,8 +270,14 @@ def read_records(path, format=None):
 
 
 # --- Values and their types ------------------------------------------------
-def _place(path, where):
-    return f"`source` file {os.fspath(path)!r}, {where},"
+class _Named(str):
+    """A source that is not a file, as error messages name it."""
+
+
+def _place(source, where):
+    if isinstance(source, _Named):
+        return f"{source}, {where},"
+    return f"`source` file {os.fspath(source)!r}, {where},"
 
 
 def _show(value, limit=80):
@@ -419,11 +427,34 @@ class Columns:
             f"{_a(_kind_name(value))}: {_show(value)}. Expected {expected}."
         )
 
-    def signature(self):
+    def batch_signature(self):
+        """The specs of a batch of examples: a column of scalars is 1-D,
+        a column of lists ragged."""
         return tuple(
-            tf.TensorSpec([None] if is_list else [], _DTYPES[kind])
+            tf.RaggedTensorSpec(
+                [None, None], _DTYPES[kind], 1, row_splits_dtype=tf.int64
+            )
+            if is_list
+            else tf.TensorSpec([None], _DTYPES[kind])
             for kind, is_list in self.kinds
         )
+
+    def batch(self, examples):
+        """A batch of examples (tuples of checked values), as columns."""
+        columns = []
+        for i, (kind, is_list) in enumerate(self.kinds):
+            dtype = _DTYPES[kind].as_numpy_dtype
+            values = [example[i] for example in examples]
+            if is_list:
+                lengths = np.array([len(v) for v in values], np.int64)
+                flat = np.concatenate(values) if values else []
+                values = tf.RaggedTensor.from_row_lengths(
+                    np.asarray(flat, dtype), lengths, validate=False
+                )
+            else:
+                values = np.asarray(values, dtype)
+            columns.append(values)
+        return tuple(columns)
 
     def example(self, record, source, where):
         """The values of a record's columns, checked against the kinds."""
@@ -512,19 +543,38 @@ def record_dataset(
 
     spec.sniff(_head(numbered(files[0]), _SNIFF_RECORDS), files[0])
 
-    def examples(path):
-        path = path.decode("utf-8") if isinstance(path, bytes) else path
-        for where, record in numbered(path):
-            yield _single(spec.example(record, path, where), names)
-
-    signature = _single(spec.signature(), names)
-
     def one_file(path):
-        return tf.data.Dataset.from_generator(
-            examples, args=(path,), output_signature=signature
-        )
+        def records(path):
+            path = path.decode("utf-8") if isinstance(path, bytes) else path
+            for where, record in numbered(path):
+                yield path, where, record
+
+        return _generated(spec, names, records, (path,))
 
     return _interleave(files, one_file, deterministic)
+
+
+def _generated(spec, names, records, args=()):
+    """The examples of `records(*args)`, `(source, where, record)`s,
+    checked by `spec`: read in Python, handed to `tf.data` in batches of
+    `_GENERATOR_BATCH` (one element per `from_generator` step costs more
+    than the reading)."""
+
+    def batches(*args):
+        examples = []
+        for source, where, record in records(*args):
+            examples.append(spec.example(record, source, where))
+            if len(examples) == _GENERATOR_BATCH:
+                yield _single(spec.batch(examples), names)
+                examples = []
+        if examples:
+            yield _single(spec.batch(examples), names)
+
+    return tf.data.Dataset.from_generator(
+        batches,
+        args=args or None,
+        output_signature=_single(spec.batch_signature(), names),
+    ).unbatch()
 
 
 def _single(values, names):
@@ -550,7 +600,7 @@ def hugging_face_dataset(dataset, columns):
     optional_import("datasets", "Reading a Hugging Face dataset")
     names = check_columns_argument(columns)
     spec = Columns(names)
-    source = f"(a Hugging Face {type(dataset).__name__})"
+    source = _Named(f"`source` (a Hugging Face {type(dataset).__name__})")
 
     def numbered():
         for number, record in enumerate(dataset, 1):
@@ -558,13 +608,11 @@ def hugging_face_dataset(dataset, columns):
 
     spec.sniff(_head(numbered(), _SNIFF_RECORDS), source)
 
-    def examples():
+    def records():
         for where, record in numbered():
-            yield _single(spec.example(record, source, where), names)
+            yield source, where, record
 
-    return tf.data.Dataset.from_generator(
-        examples, output_signature=_single(spec.signature(), names)
-    )
+    return _generated(spec, names, records)
 
 
 def is_hugging_face_dataset(source):
