@@ -363,6 +363,9 @@ def test_several_files_and_format_argument(tmp_path):
     # JSON lines in a `.txt` file: `format=` says so.
     write_jsonl(tmp_path / "3.txt", [{"t": "d"}])
     assert read(str(tmp_path / "3.txt"), "t", format="jsonl") == ["d"]
+    # `format="text"`: a record file read as lines, as before.
+    dataset, _ = as_dataset(str(tmp_path / "2.jsonl"), format="text")
+    assert rows(dataset) == ['{"t": "c"}']
     with pytest.raises(ValueError, match="all be of one format"):
         read(str(tmp_path / "[13].*"), "t")
     with pytest.raises(ValueError, match="`format` must be None.*'xml'"):
