@@ -61,7 +61,7 @@ _TFRECORD_BATCH = 256
 # Examples per step of `Dataset.from_generator`.
 _GENERATOR_BATCH = 256
 # Rows per Arrow batch read from a Parquet row group.
-_PARQUET_BATCH = 1024
+_PARQUET_BATCH = 256
 _INTEGER = re.compile(r"[+-]?\d+")
 # Extras of setup.cfg, by the module they install.
 _EXTRAS = {"pyarrow": "parquet", "datasets": "datasets"}
