@@ -246,6 +246,12 @@ def test_tfrecord_parsed_in_the_graph_equals_the_examples(tmp_path):
     ]
     # A feature with other than one value in the first records is 1-D.
     assert read(path, "words") == [e["words"] for e in examples]
+    # A glob: the files interleaved, record numbers counted per file.
+    write_tfrecord(tmp_path / "e.tfrecord", [{"text": "z", "label": 9}])
+    got = read(str(tmp_path / "*.tfrecord"), ("text", "label"))
+    assert sorted(got) == sorted(
+        [(e["text"], e["label"]) for e in examples] + [("z", 9)]
+    )
 
 
 def test_dataset_of_dicts_tfds_convention():
