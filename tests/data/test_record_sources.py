@@ -426,6 +426,12 @@ def test_missing_column_and_wrong_types(tmp_path):
             ValueError, match=f"line 2, column 'text' holds {found}"
         ):
             read(path, "text")
+    path = write_jsonl(tmp_path / "i.jsonl", [{"label": 1}, {"label": 2**31}])
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"line 2, column 'label' holds 2147483648, out of the int32",
+    ):
+        read(path, "label")
     path = write_jsonl(tmp_path / "n.jsonl", [{"text": 1}])
     with pytest.raises(ValueError, match="must yield scalar strings"):
         as_dataset(path, columns="text")

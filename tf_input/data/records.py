@@ -63,6 +63,7 @@ _GENERATOR_BATCH = 256
 # Rows per Arrow batch read from a Parquet row group.
 _PARQUET_BATCH = 256
 _INTEGER = re.compile(r"[+-]?\d+")
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 # Extras of setup.cfg, by the module they install.
 _EXTRAS = {"pyarrow": "parquet", "datasets": "datasets"}
 
@@ -476,6 +477,8 @@ class Columns:
                 )
             ):
                 self._mismatch(i, value, source, where)
+            if kind == "integer":
+                self._check_int32(i, value, source, where)
             if is_list:
                 value = np.asarray(
                     list(value), _DTYPES[kind].as_numpy_dtype
@@ -483,9 +486,20 @@ class Columns:
             values.append(value)
         return tuple(values)
 
+    def _check_int32(self, i, value, source, where):
+        items = value if isinstance(value, (list, tuple)) else [value]
+        if any(not _INT32_MIN <= item <= _INT32_MAX for item in items):
+            raise ValueError(
+                f"{_place(source, where)} column {self.names[i]!r} holds "
+                f"{_show(value)}, out of the int32 range the pipeline's "
+                f"labels and positions take. Expected integers in "
+                f"[{_INT32_MIN}, {_INT32_MAX}]."
+            )
+
     def _csv_value(self, i, value, kind, source, where):
         try:
             if kind == "integer" and _INTEGER.fullmatch(value):
+                self._check_int32(i, int(value), source, where)
                 return int(value)
             if kind == "number":
                 return float(value)
