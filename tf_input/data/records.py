@@ -218,12 +218,12 @@ def _tfrecord_rows(path):
         yield f"record {number}", record
 
 
-def _numbered_records(path, format, columns=None, encoding="utf-8-sig"):
+def _numbered_records(
+    path, format, columns=None, encoding="utf-8-sig", errors="strict"
+):
     """`(where, record)` of each record of a file, `where` its place
-    ("line 3", "row 2 (line 3)") for error messages."""
-    errors = "strict"
-    if isinstance(encoding, tuple):
-        encoding, errors = encoding
+    ("line 3", "row 2 (line 3)") for error messages. `encoding` and
+    `errors` as Python's `open` takes them (JSONL and CSV/TSV)."""
     if format == "jsonl":
         return _json_lines(path, encoding, errors)
     if format in ("csv", "tsv"):
@@ -532,10 +532,6 @@ def _head(records, size):
     return head
 
 
-def _python_encoding(encoding, errors):
-    return ("utf-8-sig" if encoding == "utf-8" else encoding), errors
-
-
 def record_dataset(
     files,
     format,
@@ -550,10 +546,12 @@ def record_dataset(
     if format == "tfrecord":
         return _tfrecord_dataset(files, names, deterministic)
     spec = Columns(names, csv_fields=format in ("csv", "tsv"))
-    python_encoding = _python_encoding(encoding, errors)
+    # A UTF-8 byte-order mark at the start of a file is dropped, as from
+    # text files.
+    encoding = "utf-8-sig" if encoding == "utf-8" else encoding
 
     def numbered(path):
-        return _numbered_records(path, format, names, python_encoding)
+        return _numbered_records(path, format, names, encoding, errors)
 
     spec.sniff(_head(numbered(files[0]), _SNIFF_RECORDS), files[0])
 
