@@ -317,6 +317,12 @@ def test_chat_argument_errors(tiny):
         )
     with pytest.raises(TypeError, match="conversations"):
         make_dataset([], tiny, task="chat", batch_size=2, max_length=8)
+    words = tf_input.VocabularyTokenizer(chat_template=CHATML)
+    words.adapt(["hi yo"])
+    with pytest.raises(ValueError, match="character offsets"):
+        make_dataset(
+            conversations, words, task="chat", batch_size=2, max_length=8
+        )
     refusing = "{{ raise_exception('no ' + messages[0].role) }}"
     tiny_copy = type(tiny).from_config(tiny.get_config())
     tiny_copy.chat_template = refusing

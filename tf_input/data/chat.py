@@ -273,7 +273,7 @@ def render_rows(template, conversation, variables, unroll_turns, where):
 
 def _check_offsets(tokenizer):
     try:
-        tokenizer._offset_rows(tf.constant(["a"]), False, "char")
+        tokenizer.tokenize_with_offsets(["a"], unit="char")
     except NotImplementedError as error:
         raise ValueError(
             f'task="chat" finds the assistant tokens by their character '
