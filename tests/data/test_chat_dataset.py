@@ -257,6 +257,19 @@ def test_qwen3_is_not_prefix_stable_and_unrolls(qwen):
     assert qwen.detokenize(targets).numpy().decode() == (
         "<think>\n\n</think>\n\n4<|im_end|>\n"
     )
+    # Without thinking, the prompt holds the empty <think> block: only
+    # the answer and its end are the turn's tokens.
+    ds = make_dataset(
+        [conversation[:3]],
+        qwen,
+        task="chat",
+        batch_size=1,
+        max_length=128,
+        chat_template_kwargs={"enable_thinking": False},
+    )
+    _, labels, weights = next(iter(ds))
+    targets = labels[0][weights[0] > 0]
+    assert qwen.detokenize(targets).numpy().decode() == "4<|im_end|>\n"
 
 
 def test_jsonl_sources_and_errors(tiny, tmp_path):
@@ -450,8 +463,10 @@ def test_sft_stream_with_a_keras_hub_backbone(tiny):
         batch_size=8,
         max_length=64,
         batching="stream",
+        features=model,  # exactly its inputs
     )
     names = list(model.input)
+    assert sorted(ds.element_spec[0]) == sorted(names)
 
     def features_of(features):
         return {name: features[name] for name in names}

@@ -43,6 +43,7 @@ from tf_input.data.batching import _fill_rows
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
 from tf_input.data.rows import cut_to_longest
+from tf_input.data.selection import select_features
 from tf_input.tokenizers import chat
 from tf_input.tokenizers._offsets import _ROW
 
@@ -65,6 +66,8 @@ def chat_dataset(
     seed,
     drop_remainder,
     chunk_size,
+    features=None,
+    template_kwargs=None,
 ):
     """The `make_dataset(task="chat")` dataset (see there)."""
     batch_size = check_positive_int("batch_size", batch_size)
@@ -87,8 +90,19 @@ def chat_dataset(
     chunk_size = check_optional_int("chunk_size", chunk_size, 1) or max(
         4 * batch_size, 64
     )
+    if template_kwargs is not None and not (
+        isinstance(template_kwargs, dict)
+        and all(isinstance(k, str) for k in template_kwargs)
+    ):
+        raise TypeError(
+            "`chat_template_kwargs` must be a dict from variable name (str) "
+            f"to value. Received: {template_kwargs!r}."
+        )
+    wanted = select_features(
+        features, task="chat", batching=batching, tokenizer=tokenizer
+    )
     template = chat.pick_template(tokenizer.chat_template)
-    variables = tokenizer.chat_variables()
+    variables = {**tokenizer.chat_variables(), **(template_kwargs or {})}
     conversations = _conversations(source)
     _check_offsets(tokenizer)
     # The first conversations are rendered now, so that a template that
@@ -127,6 +141,10 @@ def chat_dataset(
     else:
         dataset = _rows(
             chunks, batching, batch_size, max_length, drop_remainder
+        )
+    if wanted is not None:
+        dataset = dataset.map(
+            lambda f, y, w: ({name: f[name] for name in wanted}, y, w)
         )
     features = tuple(dataset.element_spec[0])
     info = PipelineInfo(

@@ -67,6 +67,7 @@ def make_dataset(
     errors="strict",
     unroll_turns=None,
     chat_truncation=None,
+    chat_template_kwargs=None,
 ) -> tf.data.Dataset:
     """Turns raw text into batches for `fit`: features, labels, weights.
 
@@ -313,6 +314,10 @@ def make_dataset(
         chat_truncation: str or None. `task="chat"`: `"end"` (cut a
             conversation longer than `max_length` from its end) or
             `"drop"` (leave it out). Defaults to `None` (`"end"`).
+        chat_template_kwargs: dict or None. `task="chat"`: more variables
+            for the chat template (e.g. `{"enable_thinking": False}` for
+            Qwen 3), as `apply_chat_template`'s keywords. Defaults to
+            `None`.
 
     Returns:
         A `tf.data.Dataset` of `(features, labels, sample_weight)` (or of
@@ -361,10 +366,13 @@ def make_dataset(
             seed=seed,
             drop_remainder=drop_remainder,
             chunk_size=chunk_size,
+            features=features,
+            template_kwargs=chat_template_kwargs,
         )
     for name, value in (
         ("unroll_turns", unroll_turns),
         ("chat_truncation", chat_truncation),
+        ("chat_template_kwargs", chat_template_kwargs),
     ):
         if value is not None:
             raise ValueError(
@@ -478,6 +486,8 @@ _CHAT_ARGUMENTS = {
     "chunk_size",
     "unroll_turns",
     "chat_truncation",
+    "chat_template_kwargs",
+    "features",
 }
 _DEFAULTS = {
     "target_tokenizer": None,
