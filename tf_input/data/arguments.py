@@ -27,6 +27,7 @@ TASKS = (
     "encode",
     "token_classification",
     "question_answering",
+    "chat",
 )
 # The tasks whose string labels `label_vocabulary` names.
 LABELLED = ("encode", "token_classification")

@@ -67,6 +67,9 @@ def make_dataset(
     errors="strict",
     columns=None,
     format=None,
+    unroll_turns=None,
+    chat_truncation=None,
+    chat_template_kwargs=None,
 ) -> tf.data.Dataset:
     """Turns raw text into batches for `fit`: features, labels, weights.
 
@@ -164,6 +167,24 @@ def make_dataset(
       first token overlapping a span is `B-`), every token a target;
       `label_vocabulary` names the tags. Not with `"pack"` or
       `"stream"`.
+    * `chat`: conversations (lists of `{"role", "content", ...}`
+      messages, `{"messages": [...]}` records, or JSONL files of such
+      records) rendered by the tokenizer's chat template (see
+      `Tokenizer.apply_chat_template`); features as `lm`; labels the next
+      tokens, weight 1 exactly where the label is a token of an assistant
+      turn: what rendering the conversation up to and including that turn
+      adds after it rendered up to the turn's prompt
+      (`add_generation_prompt=True`), its end-of-turn tokens included.
+      One row per conversation when the template is prefix-stable for it
+      (each turn renders the same once later messages follow), else an
+      error: pass `unroll_turns=True` for one row per assistant turn (the
+      conversation up to it, only that turn weighted; e.g. Qwen 3, which
+      drops the reasoning of earlier turns). `"longest"`, `"max_length"`,
+      `"pack"` or `"stream"` (conversations joined as rendered, no
+      separator added); a conversation longer than `max_length` is cut
+      from the end (`chat_truncation="end"`) or left out (`"drop"`),
+      counted by `stats(ds)["truncated"]` / `["dropped"]` (not with
+      `"stream"`, which cuts nothing).
     * `seq2seq`: `encoder_token_ids`, `encoder_padding_mask`,
       `decoder_token_ids` (`<sos>` + target), `decoder_padding_mask`;
       labels are target + `<eos>`, weights 1 on each of them. The
@@ -190,7 +211,8 @@ def make_dataset(
         tokenizer: a `tf_input` tokenizer built with
             `add_special_tokens=False`.
         task: str, one of `"lm"`, `"seq2seq"`, `"encode"`,
-            `"token_classification"`. Defaults to `"lm"`.
+            `"token_classification"`, `"question_answering"`, `"chat"`.
+            Defaults to `"lm"`.
         batch_size: int. Rows per batch (bucket mode: see
             `tokens_per_batch`).
         max_length: int. The longest row, special tokens included (the
@@ -311,6 +333,16 @@ def make_dataset(
             example per line), `"jsonl"`, `"csv"`, `"tsv"`, `"parquet"`
             or `"tfrecord"`. Defaults to `None`: from the extension (text
             for any extension not listed under `source`).
+        unroll_turns: bool or None. `task="chat"`: one row per assistant
+            turn instead of one per conversation. Defaults to `None`
+            (False).
+        chat_truncation: str or None. `task="chat"`: `"end"` (cut a
+            conversation longer than `max_length` from its end) or
+            `"drop"` (leave it out). Defaults to `None` (`"end"`).
+        chat_template_kwargs: dict or None. `task="chat"`: more variables
+            for the chat template (e.g. `{"enable_thinking": False}` for
+            Qwen 3), as `apply_chat_template`'s keywords. Defaults to
+            `None`.
 
     Returns:
         A `tf.data.Dataset` of `(features, labels, sample_weight)` (or of
@@ -343,6 +375,35 @@ def make_dataset(
     >>> weights.numpy().tolist()
     [[1.0, 1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0]]
     """
+    if task == "chat":
+        _check_chat_arguments(locals())
+        from tf_input.data.chat import chat_dataset
+
+        return chat_dataset(
+            source,
+            tokenizer,
+            batch_size=batch_size,
+            max_length=max_length,
+            batching=batching,
+            unroll_turns=bool(unroll_turns),
+            chat_truncation=chat_truncation or "end",
+            shuffle=shuffle,
+            seed=seed,
+            drop_remainder=drop_remainder,
+            chunk_size=chunk_size,
+            features=features,
+            template_kwargs=chat_template_kwargs,
+        )
+    for name, value in (
+        ("unroll_turns", unroll_turns),
+        ("chat_truncation", chat_truncation),
+        ("chat_template_kwargs", chat_template_kwargs),
+    ):
+        if value is not None:
+            raise ValueError(
+                f'`{name}` is an argument of task="chat". Received: '
+                f"{name}={value!r} with task={task!r}."
+            )
     s = check_arguments(
         task=task,
         batching=batching,
@@ -438,6 +499,67 @@ def make_dataset(
         separator=(plan.start + plan.end) if s.batching == "stream" else None,
     )
     return register(dataset.with_options(_options(s.shard)), info)
+
+
+# The arguments `task="chat"` takes, and their defaults.
+_CHAT_ARGUMENTS = {
+    "source",
+    "tokenizer",
+    "task",
+    "batch_size",
+    "max_length",
+    "batching",
+    "shuffle",
+    "seed",
+    "drop_remainder",
+    "chunk_size",
+    "unroll_turns",
+    "chat_truncation",
+    "chat_template_kwargs",
+    "features",
+}
+_DEFAULTS = {
+    "target_tokenizer": None,
+    "add_special_tokens": True,
+    "truncation": "longest_first",
+    "label_vocabulary": None,
+    "label_all_tokens": False,
+    "stride": None,
+    "separator": None,
+    "skip_empty": True,
+    "cache": False,
+    "deterministic": None,
+    "num_buckets": 8,
+    "bucket_boundaries": None,
+    "tokens_per_batch": None,
+    "sample_size": 10_000,
+    "data_service": None,
+    "data_service_mode": "parallel_epochs",
+    "shard": None,
+    "features": None,
+    "count_batches": None,
+    "encoding": "utf-8",
+    "errors": "strict",
+    "columns": None,
+    "format": None,
+}
+
+
+def _check_chat_arguments(given):
+    """`task="chat"` renders its rows by the tokenizer's template: the
+    arguments of other tasks given a non-default value are an error."""
+    unused = [
+        name
+        for name, default in _DEFAULTS.items()
+        if name not in _CHAT_ARGUMENTS and given[name] != default
+    ]
+    if unused:
+        raise ValueError(
+            'task="chat" renders conversations with the chat template; '
+            f"it does not take {', '.join(unused)}. Received: "
+            + ", ".join(f"{name}={given[name]!r}" for name in unused)
+            + "."
+        )
 
 
 def _rows(source, tokenizer, target_tokenizer, s, reading):

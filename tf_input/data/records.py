@@ -132,6 +132,8 @@ def _json_lines(path, encoding, errors):
                 ) from None
             if number == 1:
                 text = text.removeprefix("\ufeff")
+            if not text.strip():
+                continue  # no record: JSON Lines readers skip blank lines
             try:
                 record = json.loads(text)
             except json.JSONDecodeError as error:
@@ -218,7 +220,7 @@ def _tfrecord_rows(path):
         yield f"record {number}", record
 
 
-def _numbered_records(
+def numbered_records(
     path, format, columns=None, encoding="utf-8-sig", errors="strict"
 ):
     """`(where, record)` of each record of a file, `where` its place
@@ -244,9 +246,10 @@ def read_records(path, format=None):
     """Yields the records of a JSONL, CSV/TSV, Parquet or TFRecord file.
 
     Streaming: one line, row, row group or record in memory at a time.
-    JSONL: one JSON object per line (a blank line, or one that is not an
-    object, is an error). CSV/TSV: Python's `csv` module, strict quoting,
-    the first row the header; each record a dict of `str`. Parquet
+    JSONL: one JSON object per line (blank lines hold none; a line that
+    is not an object is an error). CSV/TSV: Python's `csv` module,
+    strict quoting, the first row the header; each record a dict of
+    `str`. Parquet
     (`pyarrow`, the `parquet` extra): each row as `pyarrow` gives it.
     TFRecord: each `tf.train.Example` as a dict of lists (its features'
     values, bytes decoded as UTF-8).
@@ -266,7 +269,7 @@ def read_records(path, format=None):
             not valid.
     """
     format = file_format(path, format)
-    for _, record in _numbered_records(path, format):
+    for _, record in numbered_records(path, format):
         yield record
 
 
@@ -551,7 +554,7 @@ def record_dataset(
     encoding = "utf-8-sig" if encoding == "utf-8" else encoding
 
     def numbered(path):
-        return _numbered_records(path, format, names, encoding, errors)
+        return numbered_records(path, format, names, encoding, errors)
 
     spec.sniff(_head(numbered(files[0]), _SNIFF_RECORDS), files[0])
 
