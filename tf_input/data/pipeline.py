@@ -22,6 +22,7 @@ from tf_input.data.bucketing import choose_boundaries
 from tf_input.data.bucketing import sample_lengths
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
+from tf_input.data.masking import masking_for
 from tf_input.data.rows import Rows
 from tf_input.data.sources import as_dataset
 from tf_input.data.steps import apply
@@ -46,6 +47,11 @@ def make_dataset(
     label_vocabulary=None,
     label_all_tokens=False,
     stride=None,
+    mask_selection_rate=None,
+    mask_token_rate=None,
+    random_token_rate=None,
+    max_selections=None,
+    whole_word_masking=None,
     separator=None,
     skip_empty=True,
     shuffle=None,
@@ -344,6 +350,11 @@ def make_dataset(
         label_vocabulary=label_vocabulary,
         label_all_tokens=label_all_tokens,
         stride=stride,
+        mask_selection_rate=mask_selection_rate,
+        mask_token_rate=mask_token_rate,
+        random_token_rate=random_token_rate,
+        max_selections=max_selections,
+        whole_word_masking=whole_word_masking,
     )
     check_tokenizers(tokenizer, target_tokenizer, s.task)
     lines, plan = _rows(
@@ -421,6 +432,11 @@ def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
     if s.task == "question_answering":
         # Each example's number in the source, for the rows of its windows.
         lines = lines.enumerate().map(plain(lambda i, example: (*example, i)))
+    masking = None
+    if s.task == "mlm":
+        masking = masking_for(tokenizer, s)
+        # Each example's number in the source: the key of its masks.
+        lines = lines.enumerate().map(plain(lambda i, text: (text, i)))
     if s.shard is not None:
         lines = lines.shard(*s.shard)
     plan = Rows(
@@ -437,6 +453,7 @@ def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
         label_vocabulary=s.label_vocabulary,
         label_all_tokens=s.label_all_tokens,
         stride=s.stride,
+        masking=masking,
     )
     return lines, plan
 
