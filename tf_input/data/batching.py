@@ -106,7 +106,7 @@ def batches(
                 chunks,
                 pending,
                 lambda rows, epoch: pad_chunk(rows, count_truncated, epoch),
-                epoch_values(plan.masking.seed),
+                epoch_values(),
             )
             padded = apply(keyed, [step], deterministic)
         if longest or not (fill or drop_remainder):

@@ -61,9 +61,7 @@ def bucket_batches(
         source = grouped
         if plan.masking is not None:
             # Each dataset its own epoch keys (see `batching.batches`).
-            source = tf.data.Dataset.zip(
-                grouped, epoch_values(plan.masking.seed)
-            )
+            source = tf.data.Dataset.zip(grouped, epoch_values())
 
             def keyed(element, epoch):
                 return pad(*element, epoch)

@@ -14,8 +14,8 @@ of `(seed, epoch, example number, position in the example)`, not from a
 random op's stream: each token's draw depends on nothing else, so the
 masks are the same whatever the chunking, batching mode, packing,
 parallelism or shuffle order, and a new epoch (a new iterator, each
-`fit` epoch) draws new masks, the same ones in every run with the same
-`seed` (`epoch_values`).
+`fit` epoch, counted by `epoch_values`) draws new masks, the same ones
+in every run with the same `seed`.
 """
 
 from __future__ import annotations
@@ -108,14 +108,18 @@ def check_word_ids(tokenizer):
         ) from None
 
 
-def epoch_values(seed):
-    """A dataset repeating, in each iteration, one int64 drawn anew for
-    that iteration: the epoch's key. The same sequence of epoch keys in
-    every run for a given `seed` (`Dataset.random` with
-    `rerandomize_each_iteration`)."""
-    draws = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
-    return draws.take(1).flat_map(
-        lambda value: tf.data.Dataset.from_tensors(value).repeat()
+def epoch_values():
+    """A dataset that repeats, in its n-th iteration (0, 1, ...), the int64
+    `n`: the epoch in the key of the masks. A counter (a variable the
+    dataset owns) rather than a random draw, so that the keys do not
+    depend on TensorFlow's global seed."""
+    with tf.init_scope():
+        counter = tf.Variable(-1, dtype=tf.int64, trainable=False)
+    started = tf.data.Dataset.from_tensors(tf.constant(0, tf.int64)).map(
+        lambda _: counter.assign_add(1)
+    )
+    return started.flat_map(
+        lambda epoch: tf.data.Dataset.from_tensors(epoch).repeat()
     )
 
 

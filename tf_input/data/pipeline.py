@@ -168,6 +168,26 @@ def make_dataset(
       first token overlapping a span is `B-`), every token a target;
       `label_vocabulary` names the tags. Not with `"pack"` or
       `"stream"`.
+    * `mlm` (masked language modelling, BERT's; texts, not with
+      `"stream"`): features as `encode` (+ `example_ids`, `positions`
+      when packing, as RoBERTa packs), `token_ids` masked. Of each
+      example's selectable tokens (not padding, not a special token of
+      the tokenizer), `ceil(mask_selection_rate * count)` are chosen at
+      random (at most `max_selections`), keras-hub's
+      `MaskedLMMaskGenerator` rule; of those, `mask_token_rate` become the
+      mask token, `random_token_rate` a random token (uniform over the
+      vocabulary without its special tokens; keras-hub and Hugging Face
+      draw from all ids) and the rest stay. Labels `[B, S]` are the
+      original ids at the chosen positions, 0 elsewhere; weights 1 exactly
+      there. `whole_word_masking=True` chooses whole words of the
+      tokenizer's pre-tokenization (the tokens sharing a word id of
+      `tokenize_with_offsets`; then `max_selections` counts words, as in
+      TF Text). Each token's draws are a hash of `(seed, epoch, its
+      example's number in the source, its position in the example)`, so
+      the masks do not depend on `chunk_size`, the batching mode, packing
+      or parallelism, and each new iterator of the dataset (each epoch of
+      `fit`) masks anew: with a `seed`, the same masks epoch by epoch in
+      every run.
     * `seq2seq`: `encoder_token_ids`, `encoder_padding_mask`,
       `decoder_token_ids` (`<sos>` + target), `decoder_padding_mask`;
       labels are target + `<eos>`, weights 1 on each of them. The
@@ -186,7 +206,8 @@ def make_dataset(
         tokenizer: a `tf_input` tokenizer built with
             `add_special_tokens=False`.
         task: str, one of `"lm"`, `"seq2seq"`, `"encode"`,
-            `"token_classification"`. Defaults to `"lm"`.
+            `"token_classification"`, `"question_answering"`, `"mlm"`.
+            Defaults to `"lm"`.
         batch_size: int. Rows per batch (bucket mode: see
             `tokens_per_batch`).
         max_length: int. The longest row, special tokens included (the
@@ -211,6 +232,19 @@ def make_dataset(
             word is a target, not only the first (a `B-X` label becomes
             `I-X` after the first token when `label_vocabulary` names
             `I-X`). Defaults to `False`.
+        mask_selection_rate: float in (0, 1], `task="mlm"`: the share
+            of each example's selectable tokens (words) chosen. Defaults
+            to `0.15`.
+        mask_token_rate: float in [0, 1], `task="mlm"`: the share of the
+            chosen tokens replaced by the mask token (role `mask`).
+            Defaults to `0.8`.
+        random_token_rate: float in [0, 1], `task="mlm"`: the share
+            replaced by a random token (at most `1 - mask_token_rate`).
+            Defaults to `0.1`.
+        max_selections: int or None, `task="mlm"`: most tokens (words)
+            chosen per example. Defaults to `None` (no cap).
+        whole_word_masking: bool, `task="mlm"`: choose whole words.
+            Defaults to `False`.
         separator: None, int, str or list of int. With `"stream"`, the
             token(s) after each text: an id, a token of the vocabulary, a
             list of ids (`[]`: nothing). Defaults to `None`: the
@@ -227,7 +261,9 @@ def make_dataset(
             chunks and the rows of each chunk (packed rows, with
             `"pack"`) are permuted, anew each epoch. Defaults to `None`
             (file order).
-        seed: int or None. Seed of the shuffle. Defaults to `None`.
+        seed: int or None. Seed of the shuffle and of the masks
+            (`task="mlm"`; None: new masks in every run). Defaults to
+            `None`.
         drop_remainder: bool or None. Drop the last partial batch (of each
             bucket) instead of emitting or filling it. Defaults to `None`
             (False).
