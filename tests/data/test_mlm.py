@@ -224,6 +224,8 @@ def test_masks_belong_to_the_example_whatever_the_batching(tokenizer):
         out = []
         for _ in range(epochs):
             rows = rows_of(ds)
+            # Never a target on padding or on the rows that fill a batch.
+            assert not (rows["weights"][~rows["real"]]).any()
             found = []
             for masked, weights, real, example in zip(
                 rows["masked"],
@@ -320,7 +322,27 @@ def test_bad_arguments(tokenizer, kwargs, error, message):
         make_dataset(["a b"], tokenizer, **kwargs)
 
 
+class NoWordIds(WordPieceTokenizer):
+    """A tokenizer with a mask token but no word ids."""
+
+    def _tokenize_with_offsets_batch(self, texts):
+        raise NotImplementedError("NoWordIds gives no offsets.")
+
+
 def test_bad_sources_and_tokenizers(tokenizer):
+    no_words = NoWordIds(
+        data_path("bert", "bert-base-uncased-vocab.txt"),
+        add_special_tokens=False,
+    )
+    with pytest.raises(ValueError, match="return_word_ids.*NoWordIds"):
+        make_dataset(
+            ["a b"],
+            no_words,
+            task="mlm",
+            batch_size=2,
+            max_length=8,
+            whole_word_masking=True,
+        )
     with pytest.raises(ValueError, match="takes texts"):
         make_dataset(
             [("a", "b")], tokenizer, task="mlm", batch_size=2, max_length=8

@@ -33,8 +33,8 @@ from tf_input._feature_names import WEIGHT_DTYPE
 _GOLDEN = 0x9E3779B97F4A7C15
 _MIX_1 = 0xBF58476D1CE4E5B9
 _MIX_2 = 0x94D049BB133111EB
-# Salts of the three draws of a token.
-_SELECT, _ACTION, _RANDOM_ID = 1, 2, 3
+# Salts of the two draws of a token.
+_SELECT, _RANDOM_ID = 1, 3
 # Sort keys of a row: group (example) << 48 | score << 16 | column.
 _SCORE_BITS = 32
 _COLUMN_BITS = 16
@@ -171,7 +171,63 @@ def random_ids(draws, special_ids, vocabulary_size):
     return rank + tf.reshape(tf.cast(skip, tf.int64), tf.shape(rank))
 
 
-def mask_tokens(masking, ids, group, number, position, epoch, words=None):
+def _wanted(masking, candidates):
+    """TF Text's count, in float32 as there: ceil(count * rate), capped."""
+    wanted = tf.math.ceil(
+        tf.cast(candidates, tf.float32)
+        * tf.constant(masking.mask_selection_rate, tf.float32)
+    )
+    wanted = tf.cast(wanted, tf.int64)
+    if masking.max_selections is not None:
+        wanted = tf.minimum(wanted, masking.max_selections)
+    return wanted
+
+
+def _choose_in_rows(masking, chooses, score):
+    """Rows of one example each: the `wanted` candidates of lowest score
+    per row, found by a `top_k` of the largest count wanted (a few
+    columns), not a sort of the row."""
+    width = tf.shape(score, out_type=tf.int64)[1]
+    column = tf.range(width)[None, :]
+    # Unique keys: the score, then the column.
+    keys = tf.where(
+        chooses, score * 2**_COLUMN_BITS + column, 2 ** (31 + _COLUMN_BITS)
+    )
+    wanted = _wanted(masking, tf.reduce_sum(tf.cast(chooses, tf.int64), 1))
+    most = tf.maximum(tf.reduce_max(tf.concat([wanted, [0]], 0)), 1)
+    lowest = -tf.math.top_k(-keys, k=tf.cast(most, tf.int32)).values
+    last = tf.gather(lowest, tf.maximum(wanted - 1, 0), batch_dims=1)
+    return chooses & (keys <= last[:, None]) & (wanted[:, None] > 0)
+
+
+def _choose_in_groups(masking, chooses, score, group, real):
+    """Packed rows, several examples each: per example the `wanted`
+    candidates of lowest score, by one sort of each row by (example,
+    score, column) and searches in it."""
+    width = tf.shape(score, out_type=tf.int64)[1]
+    column = tf.range(width)[None, :]
+    score = tf.where(chooses, score, _UNSELECTABLE)
+    # Each group's candidates come first in random order, then its other
+    # positions.
+    top = tf.where(real, group, 2 ** (63 - _GROUP_SHIFT) - 1)
+    top = top * 2**_GROUP_SHIFT
+    keys = top + score * 2**_COLUMN_BITS + column
+    ordered = tf.sort(keys, axis=1)
+    rank = tf.searchsorted(ordered, keys, side="left", out_type=tf.int64)
+    begin = tf.searchsorted(ordered, top, side="left", out_type=tf.int64)
+    end = tf.searchsorted(
+        ordered,
+        top + _UNSELECTABLE * 2**_COLUMN_BITS,
+        side="left",
+        out_type=tf.int64,
+    )
+    wanted = _wanted(masking, end - begin)
+    return chooses & (rank - begin < wanted)
+
+
+def mask_tokens(
+    masking, ids, group, number, position, epoch, words=None, packed=False
+):
     """`(masked_ids, labels, weights)` of dense rows `[B, W]`.
 
     `group`: int `[B, W]`, the example of each position within its row,
@@ -179,8 +235,9 @@ def mask_tokens(masking, ids, group, number, position, epoch, words=None):
     the source and the token's position in the example, the key of its
     draws with `epoch` (int64, per row `[B, 1]` or per token); `words`:
     the word id of each token (whole-word masking; tokens of one word are
-    consecutive), else None. Labels are the original ids on the chosen
-    positions and 0 elsewhere; weights 1 exactly on the chosen positions.
+    consecutive), else None; `packed`: rows may hold several examples.
+    Labels are the original ids on the chosen positions and 0 elsewhere;
+    weights 1 exactly on the chosen positions.
     """
     group = tf.cast(group, tf.int64)
     position = tf.cast(position, tf.int64)
@@ -213,40 +270,26 @@ def mask_tokens(masking, ids, group, number, position, epoch, words=None):
     else:
         chooses = selectable
     key = token_hash(masking.seed, epoch, number, position)
-    score = tf.where(chooses, _draw(key, _SELECT, 31), _UNSELECTABLE)
-    # Within each row: sort by (group, score, column), so each group's
-    # candidates come first in random order, then its other positions.
-    top = tf.where(real, group, 2 ** (63 - _GROUP_SHIFT) - 1)
-    top = top * 2**_GROUP_SHIFT
-    keys = top + score * 2**_COLUMN_BITS + column
-    ordered = tf.sort(keys, axis=1)
-    rank = tf.searchsorted(ordered, keys, side="left", out_type=tf.int64)
-    begin = tf.searchsorted(ordered, top, side="left", out_type=tf.int64)
-    end = tf.searchsorted(
-        ordered,
-        top + _UNSELECTABLE * 2**_COLUMN_BITS,
-        side="left",
-        out_type=tf.int64,
+    # One draw gives the selection score (top 31 bits) and the action
+    # (the next 24 bits).
+    draw = _mix(key + _u64(_SELECT) * _u64(_GOLDEN))
+    score = tf.cast(tf.bitwise.right_shift(draw, _u64(33)), tf.int64)
+    action = tf.bitwise.bitwise_and(
+        tf.bitwise.right_shift(draw, _u64(9)), _u64(2**24 - 1)
     )
-    candidates = end - begin
-    # TF Text's rule, in float32 as there: ceil(count * rate), capped.
-    wanted = tf.math.ceil(
-        tf.cast(candidates, tf.float32)
-        * tf.constant(masking.mask_selection_rate, tf.float32)
-    )
-    wanted = tf.cast(wanted, tf.int64)
-    if masking.max_selections is not None:
-        wanted = tf.minimum(wanted, masking.max_selections)
-    chosen = chooses & (rank - begin < wanted)
+    action = tf.cast(tf.cast(action, tf.int64), tf.float32) / 2.0**24
+    if packed:
+        chosen = _choose_in_groups(masking, chooses, score, group, real)
+    else:
+        chosen = _choose_in_rows(masking, chooses, score)
     if words is not None:
         chosen = tf.gather(chosen, first, batch_dims=1) & selectable
-    action = tf.cast(_draw(key, _ACTION, 24), tf.float32) / 2.0**24
+        # Each token of a word its own random token.
+        key = token_hash(masking.seed, epoch, number, own_position)
     mask_rate = masking.mask_token_rate
     random_rate = mask_rate + masking.random_token_rate
-    # Each token its own random token, also within a word.
-    token_key = token_hash(masking.seed, epoch, number, own_position)
     replacement = random_ids(
-        _draw(token_key, _RANDOM_ID, 32),
+        _draw(key, _RANDOM_ID, 32),
         masking.special_ids,
         masking.vocabulary_size,
     )

@@ -771,6 +771,7 @@ class Rows:
             position,
             epoch,
             dense.get("token_words"),
+            packed="example_ids" in dense,
         )
         features["token_ids"] = masked
         return features, labels, weights
