@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import random
 
-import numpy as np
 import tensorflow as tf
 
 from tf_input._feature_names import WEIGHT_DTYPE
@@ -33,9 +32,7 @@ from tf_input._feature_names import WEIGHT_DTYPE
 _GOLDEN = 0x9E3779B97F4A7C15
 _MIX_1 = 0xBF58476D1CE4E5B9
 _MIX_2 = 0x94D049BB133111EB
-# Salts of the two draws of a token.
-_SELECT, _RANDOM_ID = 1, 3
-# Sort keys of a row: group (example) << 48 | score << 16 | column.
+# Sort keys of a packed row: group (example) << 48 | score << 16 | column.
 _SCORE_BITS = 32
 _COLUMN_BITS = 16
 _GROUP_SHIFT = _SCORE_BITS + _COLUMN_BITS
@@ -144,13 +141,16 @@ def token_hash(seed, epoch, number, position):
     return _mix(z + _u64(position))
 
 
-def _draw(key, salt, bits):
-    """The top `bits` bits of one salted draw from `key`, as int64."""
-    z = _mix(key + _u64(salt) * _u64(_GOLDEN))
-    return tf.cast(tf.bitwise.right_shift(z, _u64(64 - bits)), tf.int64)
+# Up to this many special ids are compared one by one, more are searched.
+_FEW = 8
 
 
 def _is_special(ids, special_ids):
+    if len(special_ids) <= _FEW:
+        found = tf.zeros_like(ids, tf.bool)
+        for special in special_ids:
+            found |= tf.equal(ids, special)
+        return found
     specials = tf.constant(special_ids, ids.dtype)
     found = tf.searchsorted(specials, tf.reshape(ids, [-1]), side="left")
     found = tf.minimum(found, len(special_ids) - 1)
@@ -158,15 +158,22 @@ def _is_special(ids, special_ids):
     return tf.equal(found, ids)
 
 
-def random_ids(draws, special_ids, vocabulary_size):
-    """int64 draws in [0, 2**32) -> ids uniform over the vocabulary
-    without `special_ids` (the r-th such id is `r` plus the number of
-    specials `s_j` with `s_j - j <= r`)."""
+def random_ids(bits, special_ids, vocabulary_size):
+    """int64 draws of 24 bits -> ids uniform over the vocabulary without
+    `special_ids` (to 1 part in `2**24 / count`: each of the `count`
+    ids gets `floor` or `ceil` of `2**24 / count` draws, by a multiply and
+    shift). The r-th non-special id is `r` plus the number of specials
+    `s_j` with `s_j - j <= r`."""
     count = vocabulary_size - len(special_ids)
-    rank = draws % count
-    shifted = np.asarray(special_ids, np.int64) - np.arange(len(special_ids))
+    rank = (bits * count) // 2**24
+    shifted = [s - j for j, s in enumerate(special_ids)]
+    if len(shifted) <= _FEW:
+        skip = tf.zeros_like(rank)
+        for value in shifted:
+            skip += tf.cast(rank >= value, tf.int64)
+        return rank + skip
     skip = tf.searchsorted(
-        tf.constant(shifted), tf.reshape(rank, [-1]), side="right"
+        tf.constant(shifted, tf.int64), tf.reshape(rank, [-1]), side="right"
     )
     return rank + tf.reshape(tf.cast(skip, tf.int64), tf.shape(rank))
 
@@ -186,12 +193,16 @@ def _wanted(masking, candidates):
 def _choose_in_rows(masking, chooses, score):
     """Rows of one example each: the `wanted` candidates of lowest score
     per row, found by a `top_k` of the largest count wanted (a few
-    columns), not a sort of the row."""
-    width = tf.shape(score, out_type=tf.int64)[1]
+    columns), not a sort of the row. The int32 keys are the 16-bit score
+    then the column (unique; two candidates of equal score, 1 pair in
+    65536, are taken in column order)."""
+    width = tf.shape(score)[1]
     column = tf.range(width)[None, :]
-    # Unique keys: the score, then the column.
     keys = tf.where(
-        chooses, score * 2**_COLUMN_BITS + column, 2 ** (31 + _COLUMN_BITS)
+        chooses,
+        # 16 + 15 bits: below 2**31 (a row has fewer than 2**15 columns).
+        tf.cast(score, tf.int32) * 2**15 + column,
+        tf.int32.max,
     )
     wanted = _wanted(masking, tf.reduce_sum(tf.cast(chooses, tf.int64), 1))
     most = tf.maximum(tf.reduce_max(tf.concat([wanted, [0]], 0)), 1)
@@ -200,12 +211,12 @@ def _choose_in_rows(masking, chooses, score):
     return chooses & (keys <= last[:, None]) & (wanted[:, None] > 0)
 
 
-def _choose_in_groups(masking, chooses, score, group, real):
+def _choose_in_groups(masking, chooses, score, group, real, position):
     """Packed rows, several examples each: per example the `wanted`
     candidates of lowest score, by one sort of each row by (example,
-    score, column) and searches in it."""
-    width = tf.shape(score, out_type=tf.int64)[1]
-    column = tf.range(width)[None, :]
+    score, position in the example) and searches in it: the same choice
+    as `_choose_in_rows` makes for the example alone."""
+    column = tf.math.floormod(position, 2**_COLUMN_BITS)
     score = tf.where(chooses, score, _UNSELECTABLE)
     # Each group's candidates come first in random order, then its other
     # positions.
@@ -270,29 +281,27 @@ def mask_tokens(
     else:
         chooses = selectable
     key = token_hash(masking.seed, epoch, number, position)
-    # One draw gives the selection score (top 31 bits) and the action
-    # (the next 24 bits).
-    draw = _mix(key + _u64(_SELECT) * _u64(_GOLDEN))
-    score = tf.cast(tf.bitwise.right_shift(draw, _u64(33)), tf.int64)
+    # Three fields of one 64-bit draw: the selection score (16 bits), the
+    # action (24) and the random token (24).
+    score = tf.cast(tf.bitwise.right_shift(key, _u64(48)), tf.int64)
     action = tf.bitwise.bitwise_and(
-        tf.bitwise.right_shift(draw, _u64(9)), _u64(2**24 - 1)
+        tf.bitwise.right_shift(key, _u64(24)), _u64(2**24 - 1)
     )
     action = tf.cast(tf.cast(action, tf.int64), tf.float32) / 2.0**24
     if packed:
-        chosen = _choose_in_groups(masking, chooses, score, group, real)
+        chosen = _choose_in_groups(
+            masking, chooses, score, group, real, position
+        )
     else:
         chosen = _choose_in_rows(masking, chooses, score)
     if words is not None:
         chosen = tf.gather(chosen, first, batch_dims=1) & selectable
         # Each token of a word its own random token.
         key = token_hash(masking.seed, epoch, number, own_position)
+    bits = tf.cast(tf.bitwise.bitwise_and(key, _u64(2**24 - 1)), tf.int64)
     mask_rate = masking.mask_token_rate
     random_rate = mask_rate + masking.random_token_rate
-    replacement = random_ids(
-        _draw(key, _RANDOM_ID, 32),
-        masking.special_ids,
-        masking.vocabulary_size,
-    )
+    replacement = random_ids(bits, masking.special_ids, masking.vocabulary_size)
     replacement = tf.cast(replacement, ids.dtype)
     new = tf.where(
         action < mask_rate, tf.constant(masking.mask_id, ids.dtype), ids
