@@ -468,11 +468,7 @@ def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
     if s.task == "question_answering":
         # Each example's number in the source, for the rows of its windows.
         lines = lines.enumerate().map(plain(lambda i, example: (*example, i)))
-    masking = None
-    if s.task == "mlm":
-        masking = masking_for(tokenizer, s)
-        # Each example's number in the source: the key of its masks.
-        lines = lines.enumerate().map(plain(lambda i, text: (text, i)))
+    masking = masking_for(tokenizer, s) if s.task == "mlm" else None
     if s.shard is not None:
         lines = lines.shard(*s.shard)
     plan = Rows(
@@ -538,6 +534,8 @@ def _chunks(s, lines, plan):
     """
     pending = [plan.tokenize] + ([plan.pack] if s.batching == "pack" else [])
     chunks = batch_lines(lines, s.chunk_size)
+    if plan.masking is not None:
+        chunks = _numbered(chunks, s.chunk_size, s.shard)
     if (
         s.cache is not False
         or s.shuffle
@@ -565,6 +563,21 @@ def _chunks(s, lines, plan):
             )
         )
     return chunks, pending
+
+
+def _numbered(chunks, chunk_size, shard):
+    """Chunks of texts -> `(texts, numbers)`: each text's number in the
+    source (the key of its masks, `task="mlm"`), by arithmetic on the
+    chunk's number (every chunk but the last is full), not by a step per
+    line; with `shard`, the number before sharding."""
+    num_shards, index = shard or (1, 0)
+
+    def number(chunk, texts):
+        first = chunk * chunk_size
+        local = first + tf.range(tf.size(texts, out_type=tf.int64))
+        return texts, local * num_shards + index
+
+    return chunks.enumerate().map(plain(number))
 
 
 def _options(shard):

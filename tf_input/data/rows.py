@@ -80,8 +80,8 @@ class Rows:
     (`"words+labels"`: every token of a word is a target, not only its
     first); `stride` (question answering: the tokens two windows of a
     context share; None: `DEFAULT_STRIDE`, or `max_length // 4` if less);
-    `masking` (`task="mlm"`: a `masking.Masking`; each element then ends
-    with the example's number in the source).
+    `masking` (`task="mlm"`: a `masking.Masking`; the chunks of texts
+    then come with each text's number in the source).
     """
 
     def __init__(
@@ -206,7 +206,8 @@ class Rows:
     def _tokenize(self, *batch):
         """`(columns dict of ragged ids or values, kept index)`."""
         parts = {}
-        if self.masking is not None:
+        if self.masking is not None and len(batch) == 2:
+            # Texts and their numbers (the chunks of `make_dataset`).
             *batch, parts["number"] = batch
         if self.columns == "text":
             (texts,) = batch
