@@ -324,6 +324,15 @@ def test_chat_argument_errors(tiny):
             max_length=8,
             separator="x",
         )
+    with pytest.raises(ValueError, match="does not take mask_selection_rate"):
+        make_dataset(
+            conversations,
+            tiny,
+            task="chat",
+            batch_size=2,
+            max_length=8,
+            mask_selection_rate=0.2,
+        )
     with pytest.raises(ValueError, match='argument of task="chat"'):
         make_dataset(
             ["a b"], tiny, batch_size=2, max_length=8, unroll_turns=True

@@ -22,6 +22,7 @@ from tf_input.data.bucketing import choose_boundaries
 from tf_input.data.bucketing import sample_lengths
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
+from tf_input.data.masking import masking_for
 from tf_input.data.rows import Rows
 from tf_input.data.sources import as_dataset
 from tf_input.data.steps import apply
@@ -46,6 +47,11 @@ def make_dataset(
     label_vocabulary=None,
     label_all_tokens=False,
     stride=None,
+    mask_selection_rate=None,
+    mask_token_rate=None,
+    random_token_rate=None,
+    max_selections=None,
+    whole_word_masking=None,
     separator=None,
     skip_empty=True,
     shuffle=None,
@@ -185,6 +191,26 @@ def make_dataset(
       from the end (`chat_truncation="end"`) or left out (`"drop"`),
       counted by `stats(ds)["truncated"]` / `["dropped"]` (not with
       `"stream"`, which cuts nothing).
+    * `mlm` (masked language modelling, BERT's; texts, not with
+      `"stream"`): features as `encode` (+ `example_ids`, `positions`
+      when packing, as RoBERTa packs), `token_ids` masked. Of each
+      example's selectable tokens (not padding, not a special token of
+      the tokenizer), `ceil(mask_selection_rate * count)` are chosen at
+      random (at most `max_selections`), keras-hub's
+      `MaskedLMMaskGenerator` rule; of those, `mask_token_rate` become the
+      mask token, `random_token_rate` a random token (uniform over the
+      vocabulary without its special tokens; keras-hub and Hugging Face
+      draw from all ids) and the rest stay. Labels `[B, S]` are the
+      original ids at the chosen positions, 0 elsewhere; weights 1 exactly
+      there. `whole_word_masking=True` chooses whole words of the
+      tokenizer's pre-tokenization (the tokens sharing a word id of
+      `tokenize_with_offsets`; then `max_selections` counts words, as in
+      TF Text). Each token's draws are a hash of `(seed, epoch, its
+      example's number in the source, its position in the example)`, so
+      the masks do not depend on `chunk_size`, the batching mode, packing
+      or parallelism, and each new iterator of the dataset (each epoch of
+      `fit`) masks anew: with a `seed`, the same masks epoch by epoch in
+      every run.
     * `seq2seq`: `encoder_token_ids`, `encoder_padding_mask`,
       `decoder_token_ids` (`<sos>` + target), `decoder_padding_mask`;
       labels are target + `<eos>`, weights 1 on each of them. The
@@ -211,7 +237,8 @@ def make_dataset(
         tokenizer: a `tf_input` tokenizer built with
             `add_special_tokens=False`.
         task: str, one of `"lm"`, `"seq2seq"`, `"encode"`,
-            `"token_classification"`, `"question_answering"`, `"chat"`.
+            `"token_classification"`, `"question_answering"`, `"mlm"`,
+            `"chat"`.
             Defaults to `"lm"`.
         batch_size: int. Rows per batch (bucket mode: see
             `tokens_per_batch`).
@@ -237,6 +264,19 @@ def make_dataset(
             word is a target, not only the first (a `B-X` label becomes
             `I-X` after the first token when `label_vocabulary` names
             `I-X`). Defaults to `False`.
+        mask_selection_rate: float in (0, 1], `task="mlm"`: the share
+            of each example's selectable tokens (words) chosen. Defaults
+            to `0.15`.
+        mask_token_rate: float in [0, 1], `task="mlm"`: the share of the
+            chosen tokens replaced by the mask token (role `mask`).
+            Defaults to `0.8`.
+        random_token_rate: float in [0, 1], `task="mlm"`: the share
+            replaced by a random token (at most `1 - mask_token_rate`).
+            Defaults to `0.1`.
+        max_selections: int or None, `task="mlm"`: most tokens (words)
+            chosen per example. Defaults to `None` (no cap).
+        whole_word_masking: bool, `task="mlm"`: choose whole words.
+            Defaults to `False`.
         separator: None, int, str or list of int. With `"stream"`, the
             token(s) after each text: an id, a token of the vocabulary, a
             list of ids (`[]`: nothing). Defaults to `None`: the
@@ -253,7 +293,9 @@ def make_dataset(
             chunks and the rows of each chunk (packed rows, with
             `"pack"`) are permuted, anew each epoch. Defaults to `None`
             (file order).
-        seed: int or None. Seed of the shuffle. Defaults to `None`.
+        seed: int or None. Seed of the shuffle and of the masks
+            (`task="mlm"`; None: new masks in every run). Defaults to
+            `None`.
         drop_remainder: bool or None. Drop the last partial batch (of each
             bucket) instead of emitting or filling it. Defaults to `None`
             (False).
@@ -430,6 +472,11 @@ def make_dataset(
         label_vocabulary=label_vocabulary,
         label_all_tokens=label_all_tokens,
         stride=stride,
+        mask_selection_rate=mask_selection_rate,
+        mask_token_rate=mask_token_rate,
+        random_token_rate=random_token_rate,
+        max_selections=max_selections,
+        whole_word_masking=whole_word_masking,
     )
     check_tokenizers(tokenizer, target_tokenizer, s.task)
     lines, plan = _rows(
@@ -542,6 +589,11 @@ _DEFAULTS = {
     "errors": "strict",
     "columns": None,
     "format": None,
+    "mask_selection_rate": None,
+    "mask_token_rate": None,
+    "random_token_rate": None,
+    "max_selections": None,
+    "whole_word_masking": None,
 }
 
 
@@ -573,6 +625,7 @@ def _rows(source, tokenizer, target_tokenizer, s, reading):
     if s.task == "question_answering":
         # Each example's number in the source, for the rows of its windows.
         lines = lines.enumerate().map(plain(lambda i, example: (*example, i)))
+    masking = masking_for(tokenizer, s) if s.task == "mlm" else None
     if s.shard is not None:
         lines = lines.shard(*s.shard)
     plan = Rows(
@@ -589,6 +642,7 @@ def _rows(source, tokenizer, target_tokenizer, s, reading):
         label_vocabulary=s.label_vocabulary,
         label_all_tokens=s.label_all_tokens,
         stride=s.stride,
+        masking=masking,
     )
     return lines, plan
 
@@ -637,6 +691,8 @@ def _chunks(s, lines, plan):
     """
     pending = [plan.tokenize] + ([plan.pack] if s.batching == "pack" else [])
     chunks = batch_lines(lines, s.chunk_size)
+    if plan.masking is not None:
+        chunks = _numbered(chunks, s.chunk_size, s.shard)
     if (
         s.cache is not False
         or s.shuffle
@@ -664,6 +720,21 @@ def _chunks(s, lines, plan):
             )
         )
     return chunks, pending
+
+
+def _numbered(chunks, chunk_size, shard):
+    """Chunks of texts -> `(texts, numbers)`: each text's number in the
+    source (the key of its masks, `task="mlm"`), by arithmetic on the
+    chunk's number (every chunk but the last is full), not by a step per
+    line; with `shard`, the number before sharding."""
+    num_shards, index = shard or (1, 0)
+
+    def number(chunk, texts):
+        first = chunk * chunk_size
+        local = first + tf.range(tf.size(texts, out_type=tf.int64))
+        return texts, local * num_shards + index
+
+    return chunks.enumerate().map(plain(number))
 
 
 def _options(shard):
