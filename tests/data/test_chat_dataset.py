@@ -275,7 +275,7 @@ def test_qwen3_is_not_prefix_stable_and_unrolls(qwen):
 def test_jsonl_sources_and_errors(tiny, tmp_path):
     path = tmp_path / "chats.jsonl"
     path.write_text(
-        "\n".join(json.dumps({"messages": c}) for c in chats()) + "\n\n"
+        "\n".join(json.dumps({"messages": c}) for c in chats()) + "\n"
     )
     from_file = make_dataset(
         str(path), tiny, task="chat", batch_size=4, max_length=96

@@ -132,8 +132,6 @@ def _json_lines(path, encoding, errors):
                 ) from None
             if number == 1:
                 text = text.removeprefix("\ufeff")
-            if not text.strip():
-                continue  # no record: JSON Lines readers skip blank lines
             try:
                 record = json.loads(text)
             except json.JSONDecodeError as error:
@@ -246,10 +244,9 @@ def read_records(path, format=None):
     """Yields the records of a JSONL, CSV/TSV, Parquet or TFRecord file.
 
     Streaming: one line, row, row group or record in memory at a time.
-    JSONL: one JSON object per line (blank lines hold none; a line that
-    is not an object is an error). CSV/TSV: Python's `csv` module,
-    strict quoting, the first row the header; each record a dict of
-    `str`. Parquet
+    JSONL: one JSON object per line (a blank line, or one that is not an
+    object, is an error). CSV/TSV: Python's `csv` module, strict quoting,
+    the first row the header; each record a dict of `str`. Parquet
     (`pyarrow`, the `parquet` extra): each row as `pyarrow` gives it.
     TFRecord: each `tf.train.Example` as a dict of lists (its features'
     values, bytes decoded as UTF-8).
