@@ -632,7 +632,7 @@ def test_stats_keys_values_and_printing(tokenizer):
             ValueError,
             r"`batching` must be one of .*batching='foo'",
         ),
-        (dict(task="mlm"), ValueError, r"`task` must be one of .*task='mlm'"),
+        (dict(task="mask"), ValueError, r"`task` must be one of .*task='mask'"),
         (dict(batch_size=0), ValueError, r"batch_size=0"),
         (
             dict(max_length=2),

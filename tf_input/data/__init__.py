@@ -9,6 +9,9 @@
   of packed rows.
 * `read_conll(path)`: the `(words, labels)` sentences of a CoNLL-U or
   CoNLL-2003 file (`task="token_classification"`).
+* `read_records(path)`: the records (dicts) of a JSONL, CSV/TSV, Parquet
+  or TFRecord file, streamed; `make_dataset(path, ..., columns=...)`
+  reads the same records.
 * `predict_answers(model, dataset, contexts)` and
   `postprocess_qa_predictions(...)`: the answers of a question answering
   model, from the start and end logits of its rows
@@ -23,6 +26,7 @@ from tf_input.data.packing import segment_attention_mask
 from tf_input.data.pipeline import make_dataset
 from tf_input.data.question_answering import postprocess_qa_predictions
 from tf_input.data.question_answering import predict_answers
+from tf_input.data.records import read_records
 from tf_input.data.stats import stats
 
 __all__ = [
@@ -33,6 +37,7 @@ __all__ = [
     "postprocess_qa_predictions",
     "predict_answers",
     "read_conll",
+    "read_records",
     "segment_attention_mask",
     "stats",
 ]

@@ -20,6 +20,7 @@ from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
 from tf_input._validation import check_type
 from tf_input.data.cutting import check_tokenizer
+from tf_input.data.masking import MAX_WIDTH as MASK_MAX_WIDTH
 
 TASKS = (
     "lm",
@@ -27,7 +28,17 @@ TASKS = (
     "encode",
     "token_classification",
     "question_answering",
+    "mlm",
+    "chat",
 )
+# The masking arguments (`task="mlm"`) and their defaults.
+MASKING_DEFAULTS = {
+    "mask_selection_rate": 0.15,
+    "mask_token_rate": 0.8,
+    "random_token_rate": 0.1,
+    "max_selections": None,
+    "whole_word_masking": False,
+}
 # The tasks whose string labels `label_vocabulary` names.
 LABELLED = ("encode", "token_classification")
 # The batching modes of `make_dataset`, in the order pictures show them.
@@ -68,6 +79,11 @@ class Settings:
     label_vocabulary: dict | None
     label_all_tokens: bool
     stride: int | None
+    mask_selection_rate: float = 0.15
+    mask_token_rate: float = 0.8
+    random_token_rate: float = 0.1
+    max_selections: int | None = None
+    whole_word_masking: bool = False
 
 
 def check_bucket_boundaries(boundaries, max_length):
@@ -235,9 +251,77 @@ def check_arguments(**given) -> Settings:
             "label_all_tokens", given["label_all_tokens"]
         ),
         stride=check_optional_int("stride", given["stride"], 0),
+        **_check_masking(task, given),
     )
     _check_combinations(settings)
     return settings
+
+
+def _check_rate(name, value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not 0.0 <= value <= 1.0
+    ):
+        raise ValueError(
+            f"`{name}` must be a number in [0, 1]. Received: {name}={value!r}."
+        )
+    return float(value)
+
+
+def _check_masking(task, given):
+    """The masking arguments: checked with `task="mlm"`, absent (None)
+    otherwise."""
+    named = {name: given[name] for name in MASKING_DEFAULTS}
+    passed = [name for name, value in named.items() if value is not None]
+    if task != "mlm":
+        if passed:
+            raise ValueError(
+                f"`{passed[0]}` is an argument of masked language "
+                f'modelling, task="mlm". Received: {passed[0]}='
+                f"{named[passed[0]]!r} with task={task!r}."
+            )
+        return {}
+    values = {
+        name: MASKING_DEFAULTS[name] if value is None else value
+        for name, value in named.items()
+    }
+    for name in ("mask_selection_rate", "mask_token_rate", "random_token_rate"):
+        values[name] = _check_rate(name, values[name])
+    if values["mask_selection_rate"] == 0.0:
+        raise ValueError(
+            "`mask_selection_rate` must be in (0, 1]: at 0 no token is "
+            "ever a target. Received: mask_selection_rate=0.0."
+        )
+    if values["mask_token_rate"] + values["random_token_rate"] > 1.0:
+        raise ValueError(
+            "`mask_token_rate + random_token_rate` must be at most 1 (the "
+            "rest of the chosen tokens stay unchanged). Received: "
+            f"mask_token_rate={values['mask_token_rate']}, "
+            f"random_token_rate={values['random_token_rate']}."
+        )
+    values["max_selections"] = check_optional_int(
+        "max_selections", values["max_selections"], 1
+    )
+    values["whole_word_masking"] = check_bool(
+        "whole_word_masking", values["whole_word_masking"]
+    )
+    return values
+
+
+def _check_mlm(s):
+    if s.batching == "stream":
+        raise ValueError(
+            'task="mlm" masks each example apart (its own tokens, special '
+            'tokens never); batching="stream" cuts texts across rows. Use '
+            'batching="pack" to fill rows with whole examples (RoBERTa), '
+            'or "longest", "max_length", "bucket".'
+        )
+    if s.max_length > MASK_MAX_WIDTH:
+        raise ValueError(
+            f'task="mlm" takes rows of at most {MASK_MAX_WIDTH} positions. '
+            f"Received: max_length={s.max_length}."
+        )
 
 
 def _check_combinations(s):
@@ -250,6 +334,8 @@ def _check_combinations(s):
             'same places. Use batching="bucket" for seq2seq. Received: '
             f"batching={s.batching!r} with task={s.task!r}."
         )
+    if s.task == "mlm":
+        _check_mlm(s)
     if s.batching == "stream" and s.task != "lm":
         raise ValueError(
             '`batching="stream"` joins texts into one stream for a language '
@@ -366,6 +452,12 @@ def check_columns(spec, task, batching, label_vocabulary):
         return "text"
     dtypes = [s.dtype for s in spec]
     strings = [d == tf.string for d in dtypes]
+    if task == "mlm":
+        raise ValueError(
+            '`task="mlm"` takes texts (its labels are the masked tokens), '
+            "not tuples. Received: a source of "
+            f"{len(spec)}-tuples of dtypes {[d.name for d in dtypes]}."
+        )
     if task == "lm":
         raise ValueError(
             '`task="lm"` takes texts, not pairs. Use task="seq2seq" for '

@@ -27,10 +27,12 @@ import tensorflow as tf
 from tf_input._feature_names import FILL_VALUES
 from tf_input.data import bucketing
 from tf_input.data import targets
+from tf_input.data.masking import epoch_values
 from tf_input.data.rows import cut_to_longest
 from tf_input.data.steps import apply
 from tf_input.data.steps import map_inline
 from tf_input.data.steps import plain
+from tf_input.data.steps import with_epochs
 
 
 def batches(
@@ -79,8 +81,10 @@ def batches(
         )
     longest = plan.batching == "longest"
 
-    def pad_chunk(rows, count_truncated):
-        features, labels, weights, _ = plan.finalize(rows, plan.max_length)
+    def pad_chunk(rows, count_truncated, epoch=None):
+        features, labels, weights, _ = plan.finalize(
+            rows, plan.max_length, epoch=epoch
+        )
         if count_truncated:
             cut = tf.cast(rows["truncated"], tf.int32)
             return features, labels, weights, cut
@@ -89,11 +93,22 @@ def batches(
         return strip(features, labels, weights)
 
     def batch(count_truncated):
-        padded = apply(
-            chunks,
-            [*pending, lambda rows: pad_chunk(rows, count_truncated)],
-            deterministic,
-        )
+        if plan.masking is None:
+            padded = apply(
+                chunks,
+                [*pending, lambda rows: pad_chunk(rows, count_truncated)],
+                deterministic,
+            )
+        else:
+            # Each dataset its own epoch keys: iterating the counting twin
+            # must not move the batches' epochs on.
+            keyed, step = with_epochs(
+                chunks,
+                pending,
+                lambda rows, epoch: pad_chunk(rows, count_truncated, epoch),
+                epoch_values(),
+            )
+            padded = apply(keyed, [step], deterministic)
         if longest or not (fill or drop_remainder):
             return padded.rebatch(batch_size, drop_remainder)
         if not drop_remainder:

@@ -22,6 +22,7 @@ import tensorflow as tf
 from tf_input._feature_names import FILL_VALUES
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
+from tf_input.data.masking import epoch_values
 from tf_input.data.packing import argsort
 from tf_input.data.steps import AUTOTUNE
 from tf_input.data.steps import batch_lines
@@ -52,11 +53,21 @@ def bucket_batches(
     grouped = regroup(chunks, key_fn, batch_sizes, drop_remainder)
 
     def hand_out(count_truncated):
-        def pad(rows, keys):
-            return pad_groups(rows, keys, plan, lengths, sizes, count_truncated)
+        def pad(rows, keys, epoch=None):
+            return pad_groups(
+                rows, keys, plan, lengths, sizes, count_truncated, epoch
+            )
 
-        padded = grouped.map(
-            plain(pad),
+        source = grouped
+        if plan.masking is not None:
+            # Each dataset its own epoch keys (see `batching.batches`).
+            source = tf.data.Dataset.zip(grouped, epoch_values())
+
+            def keyed(element, epoch):
+                return pad(*element, epoch)
+
+        padded = source.map(
+            plain(pad if plan.masking is None else keyed),
             num_parallel_calls=AUTOTUNE,
             deterministic=deterministic,
         )
@@ -273,7 +284,7 @@ def _batch_lengths(emit, sizes):
 # --- Padding and handing out a chunk's batches ---
 
 
-def pad_groups(rows, keys, plan, lengths, sizes, count_truncated):
+def pad_groups(rows, keys, plan, lengths, sizes, count_truncated, epoch=None):
     """The batches one chunk of the bucket regrouping completes, padded at
     once: `rows` `[K, (b), ...]` and `keys` `[K]` (ascending) from
     `packing.regroup`; `lengths` and `sizes`, each bucket's boundary and
@@ -291,12 +302,12 @@ def pad_groups(rows, keys, plan, lengths, sizes, count_truncated):
     batches, boundary, batch size and first batch; `features`, `labels`
     and `weights` `[R, width]` (labels and weights `[R]` for
     classification); `truncated`, the number of truncated rows of each
-    batch `[K]`.
+    batch `[K]`. `epoch`: the key of the epoch's masks (`task="mlm"`).
     """
     splits = rows["truncated"].row_splits
     flat = {name: value.values for name, value in rows.items()}
     width = tf.reduce_max(tf.concat([tf.gather(lengths, keys), [1]], 0))
-    features, labels, weights, _ = plan.finalize(flat, width)
+    features, labels, weights, _ = plan.finalize(flat, width, epoch=epoch)
     present, _, count = tf.unique_with_counts(keys)
     first = tf.cumsum(count, exclusive=True)
     start = tf.gather(splits, first)

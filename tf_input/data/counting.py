@@ -35,7 +35,9 @@ def describe(source):
         if all(isinstance(item, os.PathLike) for item in source):
             return f"the files {[os.fspath(item) for item in source]}"
         return f"a {kind} of {len(source)} examples"
-    return f"the file(s) {os.fspath(source)!r}"
+    if isinstance(source, (str, os.PathLike)):
+        return f"the file(s) {os.fspath(source)!r}"
+    return f"the {type(source).__name__}"
 
 
 def empty_message(source):

@@ -49,6 +49,9 @@ class PipelineInfo:
             each chunk of the source (`stats` sums it).
         separator: list of int or None, the ids between texts in
             `"stream"` mode.
+        chat_counts: `tf.data.Dataset` or None (`task="chat"` only): per
+            chunk of rendered rows, int64 `[2]`, the rows truncated and
+            the rows dropped for being longer than `max_length`.
     """
 
     task: str
@@ -66,6 +69,9 @@ class PipelineInfo:
         default=None, repr=False
     )
     separator: list | None = None
+    chat_counts: tf.data.Dataset | None = dataclasses.field(
+        default=None, repr=False
+    )
 
 
 def register(dataset, info):

@@ -201,7 +201,7 @@ def _pack_round(sizes, length, free, row, gaps, num_rows):
     return free, row, gaps, num_rows + new
 
 
-def pack_rows(ids, length):
+def pack_rows(ids, length, extra=()):
     """Packs whole examples into rows of `length` tokens (first-fit style).
 
     Every example is kept whole in one row; only an example longer than
@@ -228,12 +228,14 @@ def pack_rows(ids, length):
     Args:
         ids: `tf.RaggedTensor` `[N, None]`, one example per row.
         length: int, the packed row length.
+        extra: 1-D int32 tensors, more values per token of `ids` (its
+            `flat_values` order), laid out with them.
 
     Returns:
         A dict of dense int32 tensors `[R, length]`: `ids` (0 = padding),
         `example_ids` (1, 2, ... in each row, the pieces in input order;
         0 = padding) and `positions` (0, 1, ... restarting at each
-        piece).
+        piece), and `extra`, the list of the `extra` values laid out.
     """
     flat = ids.flat_values
     lengths = tf.cast(ids.row_lengths(), tf.int32)
@@ -291,16 +293,23 @@ def pack_rows(ids, length):
 
     # The three are laid out together, as the columns of one ragged
     # tensor: one `to_tensor` instead of three (~20 graph nodes fewer).
-    values = tf.stack(
-        [
-            tf.gather(pieces, by_place).flat_values,
-            tf.gather(segment, piece_of),
-            tf.ragged.range(placed_length).flat_values,
-        ],
-        axis=1,
-    )
+    columns = [
+        tf.gather(pieces, by_place).flat_values,
+        tf.gather(segment, piece_of),
+        tf.ragged.range(placed_length).flat_values,
+    ]
+    for values in extra:
+        values = tf.RaggedTensor.from_row_lengths(
+            values, piece_length, validate=False
+        )
+        columns.append(tf.gather(values, by_place).flat_values)
     laid = tf.RaggedTensor.from_row_lengths(
-        values, row_length, validate=False
-    ).to_tensor(0, shape=[num_rows, length, 3])
-    ids, example_ids, positions = tf.unstack(laid, axis=2)
-    return {"ids": ids, "example_ids": example_ids, "positions": positions}
+        tf.stack(columns, axis=1), row_length, validate=False
+    ).to_tensor(0, shape=[num_rows, length, len(columns)])
+    ids, example_ids, positions, *more = tf.unstack(laid, axis=2)
+    return {
+        "ids": ids,
+        "example_ids": example_ids,
+        "positions": positions,
+        "extra": more,
+    }

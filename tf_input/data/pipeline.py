@@ -22,6 +22,7 @@ from tf_input.data.bucketing import choose_boundaries
 from tf_input.data.bucketing import sample_lengths
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
+from tf_input.data.masking import masking_for
 from tf_input.data.rows import Rows
 from tf_input.data.sources import as_dataset
 from tf_input.data.steps import apply
@@ -46,6 +47,11 @@ def make_dataset(
     label_vocabulary=None,
     label_all_tokens=False,
     stride=None,
+    mask_selection_rate=None,
+    mask_token_rate=None,
+    random_token_rate=None,
+    max_selections=None,
+    whole_word_masking=None,
     separator=None,
     skip_empty=True,
     shuffle=None,
@@ -65,6 +71,11 @@ def make_dataset(
     count_batches=None,
     encoding="utf-8",
     errors="strict",
+    columns=None,
+    format=None,
+    unroll_turns=None,
+    chat_truncation=None,
+    chat_template_kwargs=None,
 ) -> tf.data.Dataset:
     """Turns raw text into batches for `fit`: features, labels, weights.
 
@@ -162,6 +173,44 @@ def make_dataset(
       first token overlapping a span is `B-`), every token a target;
       `label_vocabulary` names the tags. Not with `"pack"` or
       `"stream"`.
+    * `chat`: conversations (lists of `{"role", "content", ...}`
+      messages, `{"messages": [...]}` records, or JSONL files of such
+      records) rendered by the tokenizer's chat template (see
+      `Tokenizer.apply_chat_template`); features as `lm`; labels the next
+      tokens, weight 1 exactly where the label is a token of an assistant
+      turn: what rendering the conversation up to and including that turn
+      adds after it rendered up to the turn's prompt
+      (`add_generation_prompt=True`), its end-of-turn tokens included.
+      One row per conversation when the template is prefix-stable for it
+      (each turn renders the same once later messages follow), else an
+      error: pass `unroll_turns=True` for one row per assistant turn (the
+      conversation up to it, only that turn weighted; e.g. Qwen 3, which
+      drops the reasoning of earlier turns). `"longest"`, `"max_length"`,
+      `"pack"` or `"stream"` (conversations joined as rendered, no
+      separator added); a conversation longer than `max_length` is cut
+      from the end (`chat_truncation="end"`) or left out (`"drop"`),
+      counted by `stats(ds)["truncated"]` / `["dropped"]` (not with
+      `"stream"`, which cuts nothing).
+    * `mlm` (masked language modelling, BERT's; texts, not with
+      `"stream"`): features as `encode` (+ `example_ids`, `positions`
+      when packing, as RoBERTa packs), `token_ids` masked. Of each
+      example's selectable tokens (not padding, not a special token of
+      the tokenizer), `ceil(mask_selection_rate * count)` are chosen at
+      random (at most `max_selections`), keras-hub's
+      `MaskedLMMaskGenerator` rule; of those, `mask_token_rate` become the
+      mask token, `random_token_rate` a random token (uniform over the
+      vocabulary without its special tokens; keras-hub and Hugging Face
+      draw from all ids) and the rest stay. Labels `[B, S]` are the
+      original ids at the chosen positions, 0 elsewhere; weights 1 exactly
+      there. `whole_word_masking=True` chooses whole words of the
+      tokenizer's pre-tokenization (the tokens sharing a word id of
+      `tokenize_with_offsets`; then `max_selections` counts words, as in
+      TF Text). Each token's draws are a hash of `(seed, epoch, its
+      example's number in the source, its position in the example)`, so
+      the masks do not depend on `chunk_size`, the batching mode, packing
+      or parallelism, and each new iterator of the dataset (each epoch of
+      `fit`) masks anew: with a `seed`, the same masks epoch by epoch in
+      every run.
     * `seq2seq`: `encoder_token_ids`, `encoder_padding_mask`,
       `decoder_token_ids` (`<sos>` + target), `decoder_padding_mask`;
       labels are target + `<eos>`, weights 1 on each of them. The
@@ -177,10 +226,20 @@ def make_dataset(
             of lists, or a dataset of `(words, labels)` 1-D tensors; or a
             list of `(text, [(start, end, label), ...])`, or a dataset of
             `(text, starts, ends, labels)`, the spans' columns 1-D.
+            Records, with `columns=`: JSONL (`.jsonl`, `.json`), CSV
+            (`.csv`), TSV (`.tsv`), Parquet (`.parquet`, the `parquet`
+            extra) or TFRecord files of `tf.train.Example`s (`.tfrecord`,
+            `.tfrecords`), a path or glob as for text files; a
+            `tf.data.Dataset` of dicts (the TFDS convention); a Hugging
+            Face `datasets.Dataset` or `IterableDataset` (the `datasets`
+            extra). Streamed: memory is bounded by a record (a row group
+            for Parquet), not by the file.
         tokenizer: a `tf_input` tokenizer built with
             `add_special_tokens=False`.
         task: str, one of `"lm"`, `"seq2seq"`, `"encode"`,
-            `"token_classification"`. Defaults to `"lm"`.
+            `"token_classification"`, `"question_answering"`, `"mlm"`,
+            `"chat"`.
+            Defaults to `"lm"`.
         batch_size: int. Rows per batch (bucket mode: see
             `tokens_per_batch`).
         max_length: int. The longest row, special tokens included (the
@@ -205,6 +264,19 @@ def make_dataset(
             word is a target, not only the first (a `B-X` label becomes
             `I-X` after the first token when `label_vocabulary` names
             `I-X`). Defaults to `False`.
+        mask_selection_rate: float in (0, 1], `task="mlm"`: the share
+            of each example's selectable tokens (words) chosen. Defaults
+            to `0.15`.
+        mask_token_rate: float in [0, 1], `task="mlm"`: the share of the
+            chosen tokens replaced by the mask token (role `mask`).
+            Defaults to `0.8`.
+        random_token_rate: float in [0, 1], `task="mlm"`: the share
+            replaced by a random token (at most `1 - mask_token_rate`).
+            Defaults to `0.1`.
+        max_selections: int or None, `task="mlm"`: most tokens (words)
+            chosen per example. Defaults to `None` (no cap).
+        whole_word_masking: bool, `task="mlm"`: choose whole words.
+            Defaults to `False`.
         separator: None, int, str or list of int. With `"stream"`, the
             token(s) after each text: an id, a token of the vocabulary, a
             list of ids (`[]`: nothing). Defaults to `None`: the
@@ -221,7 +293,9 @@ def make_dataset(
             chunks and the rows of each chunk (packed rows, with
             `"pack"`) are permuted, anew each epoch. Defaults to `None`
             (file order).
-        seed: int or None. Seed of the shuffle. Defaults to `None`.
+        seed: int or None. Seed of the shuffle and of the masks
+            (`task="mlm"`; None: new masks in every run). Defaults to
+            `None`.
         drop_remainder: bool or None. Drop the last partial batch (of each
             bucket) instead of emitting or filling it. Defaults to `None`
             (False).
@@ -286,6 +360,31 @@ def make_dataset(
             `"replace"` reads undecodable bytes as U+FFFD instead. Texts
             given directly (lists, datasets) are never checked: the
             tokenizers replace invalid UTF-8. Defaults to `"strict"`.
+        columns: None, str or tuple of str. The fields of each record an
+            example is made of, in the order the task takes them:
+            `"text"`, `("text", "label")`, `("text_a", "text_b",
+            "label")`, `("source", "target")`, `("tokens", "ner_tags")`,
+            `("question", "context", "answer_start", "answer_text")`. A
+            dotted name goes into nested records (`"meta.text"`). Each
+            column's type (text, integer, number, or a list of these)
+            comes from the first 100 records; a missing column or a value
+            of another type is an error naming the file and the record.
+            Required for record sources, refused for the others. Defaults
+            to `None`.
+        format: None or str, the format of file sources: `"text"` (one
+            example per line), `"jsonl"`, `"csv"`, `"tsv"`, `"parquet"`
+            or `"tfrecord"`. Defaults to `None`: from the extension (text
+            for any extension not listed under `source`).
+        unroll_turns: bool or None. `task="chat"`: one row per assistant
+            turn instead of one per conversation. Defaults to `None`
+            (False).
+        chat_truncation: str or None. `task="chat"`: `"end"` (cut a
+            conversation longer than `max_length` from its end) or
+            `"drop"` (leave it out). Defaults to `None` (`"end"`).
+        chat_template_kwargs: dict or None. `task="chat"`: more variables
+            for the chat template (e.g. `{"enable_thinking": False}` for
+            Qwen 3), as `apply_chat_template`'s keywords. Defaults to
+            `None`.
 
     Returns:
         A `tf.data.Dataset` of `(features, labels, sample_weight)` (or of
@@ -318,6 +417,35 @@ def make_dataset(
     >>> weights.numpy().tolist()
     [[1.0, 1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0]]
     """
+    if task == "chat":
+        _check_chat_arguments(locals())
+        from tf_input.data.chat import chat_dataset
+
+        return chat_dataset(
+            source,
+            tokenizer,
+            batch_size=batch_size,
+            max_length=max_length,
+            batching=batching,
+            unroll_turns=bool(unroll_turns),
+            chat_truncation=chat_truncation or "end",
+            shuffle=shuffle,
+            seed=seed,
+            drop_remainder=drop_remainder,
+            chunk_size=chunk_size,
+            features=features,
+            template_kwargs=chat_template_kwargs,
+        )
+    for name, value in (
+        ("unroll_turns", unroll_turns),
+        ("chat_truncation", chat_truncation),
+        ("chat_template_kwargs", chat_template_kwargs),
+    ):
+        if value is not None:
+            raise ValueError(
+                f'`{name}` is an argument of task="chat". Received: '
+                f"{name}={value!r} with task={task!r}."
+            )
     s = check_arguments(
         task=task,
         batching=batching,
@@ -344,10 +472,19 @@ def make_dataset(
         label_vocabulary=label_vocabulary,
         label_all_tokens=label_all_tokens,
         stride=stride,
+        mask_selection_rate=mask_selection_rate,
+        mask_token_rate=mask_token_rate,
+        random_token_rate=random_token_rate,
+        max_selections=max_selections,
+        whole_word_masking=whole_word_masking,
     )
     check_tokenizers(tokenizer, target_tokenizer, s.task)
     lines, plan = _rows(
-        source, tokenizer, target_tokenizer, s, encoding, errors
+        source,
+        tokenizer,
+        target_tokenizer,
+        s,
+        dict(encoding=encoding, errors=errors, columns=columns, format=format),
     )
     wanted = plan.check_features(features)
     in_memory = isinstance(source, (list, tuple, np.ndarray))
@@ -411,16 +548,84 @@ def make_dataset(
     return register(dataset.with_options(_options(s.shard)), info)
 
 
-def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
+# The arguments `task="chat"` takes, and their defaults.
+_CHAT_ARGUMENTS = {
+    "source",
+    "tokenizer",
+    "task",
+    "batch_size",
+    "max_length",
+    "batching",
+    "shuffle",
+    "seed",
+    "drop_remainder",
+    "chunk_size",
+    "unroll_turns",
+    "chat_truncation",
+    "chat_template_kwargs",
+    "features",
+}
+_DEFAULTS = {
+    "target_tokenizer": None,
+    "add_special_tokens": True,
+    "truncation": "longest_first",
+    "label_vocabulary": None,
+    "label_all_tokens": False,
+    "stride": None,
+    "separator": None,
+    "skip_empty": True,
+    "cache": False,
+    "deterministic": None,
+    "num_buckets": 8,
+    "bucket_boundaries": None,
+    "tokens_per_batch": None,
+    "sample_size": 10_000,
+    "data_service": None,
+    "data_service_mode": "parallel_epochs",
+    "shard": None,
+    "features": None,
+    "count_batches": None,
+    "encoding": "utf-8",
+    "errors": "strict",
+    "columns": None,
+    "format": None,
+    "mask_selection_rate": None,
+    "mask_token_rate": None,
+    "random_token_rate": None,
+    "max_selections": None,
+    "whole_word_masking": None,
+}
+
+
+def _check_chat_arguments(given):
+    """`task="chat"` renders its rows by the tokenizer's template: the
+    arguments of other tasks given a non-default value are an error."""
+    unused = [
+        name
+        for name, default in _DEFAULTS.items()
+        if name not in _CHAT_ARGUMENTS and given[name] != default
+    ]
+    if unused:
+        raise ValueError(
+            'task="chat" renders conversations with the chat template; '
+            f"it does not take {', '.join(unused)}. Received: "
+            + ", ".join(f"{name}={given[name]!r}" for name in unused)
+            + "."
+        )
+
+
+def _rows(source, tokenizer, target_tokenizer, s, reading):
     """`(lines, plan)`: the source as a dataset of examples (this worker's
-    share), and the `Rows` that turn them into rows."""
-    lines, _ = as_dataset(source, s.deterministic, encoding, errors)
+    share), and the `Rows` that turn them into rows. `reading`: the
+    arguments of `as_dataset` about files and records."""
+    lines, _ = as_dataset(source, s.deterministic, **reading)
     columns = check_columns(
         lines.element_spec, s.task, s.batching, s.label_vocabulary
     )
     if s.task == "question_answering":
         # Each example's number in the source, for the rows of its windows.
         lines = lines.enumerate().map(plain(lambda i, example: (*example, i)))
+    masking = masking_for(tokenizer, s) if s.task == "mlm" else None
     if s.shard is not None:
         lines = lines.shard(*s.shard)
     plan = Rows(
@@ -437,6 +642,7 @@ def _rows(source, tokenizer, target_tokenizer, s, encoding, errors):
         label_vocabulary=s.label_vocabulary,
         label_all_tokens=s.label_all_tokens,
         stride=s.stride,
+        masking=masking,
     )
     return lines, plan
 
@@ -485,6 +691,8 @@ def _chunks(s, lines, plan):
     """
     pending = [plan.tokenize] + ([plan.pack] if s.batching == "pack" else [])
     chunks = batch_lines(lines, s.chunk_size)
+    if plan.masking is not None:
+        chunks = _numbered(chunks, s.chunk_size, s.shard)
     if (
         s.cache is not False
         or s.shuffle
@@ -512,6 +720,21 @@ def _chunks(s, lines, plan):
             )
         )
     return chunks, pending
+
+
+def _numbered(chunks, chunk_size, shard):
+    """Chunks of texts -> `(texts, numbers)`: each text's number in the
+    source (the key of its masks, `task="mlm"`), by arithmetic on the
+    chunk's number (every chunk but the last is full), not by a step per
+    line; with `shard`, the number before sharding."""
+    num_shards, index = shard or (1, 0)
+
+    def number(chunk, texts):
+        first = chunk * chunk_size
+        local = first + tf.range(tf.size(texts, out_type=tf.int64))
+        return texts, local * num_shards + index
+
+    return chunks.enumerate().map(plain(number))
 
 
 def _options(shard):

@@ -18,6 +18,7 @@ import tensorflow as tf
 from tf_input._feature_names import MASK_DTYPE
 from tf_input._feature_names import WEIGHT_DTYPE
 from tf_input._ragged import row_ids
+from tf_input.data import masking as masking_module
 from tf_input.data import packing
 from tf_input.data import selection
 from tf_input.data import targets
@@ -40,7 +41,7 @@ DEFAULT_STRIDE = 128
 # Modes whose rows are padded to `max_length` as soon as they are tokenized.
 PADDED = ("longest", "max_length")
 # The tasks whose rows go to an encoder, with token types.
-ENCODERS = ("encode", "token_classification", "question_answering")
+ENCODERS = ("encode", "token_classification", "question_answering", "mlm")
 # The row entries with one value per row (the others: one per token).
 PER_ROW = (
     "lengths",
@@ -49,6 +50,7 @@ PER_ROW = (
     "example",
     "start_positions",
     "end_positions",
+    "number",
 )
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 # What one element of the source holds.
@@ -77,7 +79,9 @@ class Rows:
     ids: a dict, checked by the caller); `label_all_tokens`
     (`"words+labels"`: every token of a word is a target, not only its
     first); `stride` (question answering: the tokens two windows of a
-    context share; None: `DEFAULT_STRIDE`, or `max_length // 4` if less).
+    context share; None: `DEFAULT_STRIDE`, or `max_length // 4` if less);
+    `masking` (`task="mlm"`: a `masking.Masking`; the chunks of texts
+    then come with each text's number in the source).
     """
 
     def __init__(
@@ -96,8 +100,10 @@ class Rows:
         label_vocabulary=None,
         label_all_tokens=False,
         stride=None,
+        masking=None,
     ):
         check_tokenizer("tokenizer", tokenizer)
+        self.masking = masking
         self.task = task
         self.batching = batching
         self.max_length = max_length
@@ -200,6 +206,9 @@ class Rows:
     def _tokenize(self, *batch):
         """`(columns dict of ragged ids or values, kept index)`."""
         parts = {}
+        if self.masking is not None and len(batch) == 2:
+            # Texts and their numbers (the chunks of `make_dataset`).
+            *batch, parts["number"] = batch
         if self.columns == "text":
             (texts,) = batch
         elif self.columns == "text+label":
@@ -221,7 +230,13 @@ class Rows:
             return parts, tf.reshape(tf.where(keep), [-1])
         else:  # seq2seq
             texts, second = batch
-        parts["ids"] = token_ids(self.tokenizer, texts)
+        if self.masking is not None and self.masking.whole_word_masking:
+            ids, _, _, words = self.tokenizer._offset_rows(texts, False, "byte")
+            parts["ids"] = ids
+            # + 1: 0 on the special tokens (and padding) around them.
+            parts["token_words"] = tf.cast(words + 1, tf.int32)
+        else:
+            parts["ids"] = token_ids(self.tokenizer, texts)
         keep = parts["ids"].row_lengths() > 0
         if self.pairs:
             parts["second"] = token_ids(self.tokenizer, second)
@@ -522,7 +537,7 @@ class Rows:
                 parts["ids"], index, self.capacity, self.start, self.end
             )
         # Per-token targets follow the ids: 0 (not a target) on specials.
-        for key in ("token_labels", "token_weights"):
+        for key in ("token_labels", "token_weights", "token_words"):
             if key not in parts:
                 continue
             start, end = [0] * len(self.start), [0] * len(self.end)
@@ -552,6 +567,8 @@ class Rows:
             else:
                 rows["target"], cut = select_rows(*target)
             truncated = tf.logical_or(truncated, cut)
+        if "number" in parts:
+            rows["number"] = tf.gather(parts["number"], index)
         if "labels" in parts:
             labels = parts["labels"]
             if self.label_table is not None:
@@ -574,11 +591,26 @@ class Rows:
 
     def pack(self, rows):
         """Packs a chunk's rows into rows of `max_length` (`"pack"` mode)."""
-        packed = packing.pack_rows(rows["ids"], self.max_length)
+        ids = rows["ids"]
+        extra = {}
+        if self.masking is not None:
+            # What the masks of each token are keyed by: its example's
+            # number and its position in the whole example.
+            number = tf.gather(rows["number"], ids.value_rowids())
+            extra["numbers"] = tf.cast(number, tf.int32)
+            extra["offsets"] = tf.cast(
+                tf.ragged.range(ids.row_lengths()).flat_values, tf.int32
+            )
+            if "token_words" in rows:
+                extra["token_words"] = tf.cast(
+                    rows["token_words"].flat_values, tf.int32
+                )
+        packed = packing.pack_rows(ids, self.max_length, list(extra.values()))
         return {
             "ids": packed["ids"],
             "example_ids": packed["example_ids"],
             "positions": packed["positions"],
+            **dict(zip(extra, packed["extra"])),
             "truncated": tf.zeros([tf.shape(packed["ids"])[0]], tf.bool),
         }
 
@@ -590,18 +622,20 @@ class Rows:
         return length
 
     # --- Rows of a batch (or chunk) -> (features, labels, weights) ---------
-    def finalize(self, rows, length=None, fill=None):
+    def finalize(self, rows, length=None, fill=None, epoch=None):
         """Pads rows and builds the features and targets of the task.
 
         `length`: the padded length (int or scalar tensor), or None for
         the longest row (rows padded in `tokenize` keep their width);
         `fill`: the number of rows to fill up to with all-padding rows, or
-        None. Returns `(features, labels, weights, number of truncated
-        rows)`; labels and weights are None for `encode` without labels.
+        None; `epoch`: `task="mlm"`, the int64 key of this epoch's masks
+        (`masking.epoch_values`). Returns `(features, labels, weights,
+        number of truncated rows)`; labels and weights are None for
+        `encode` without labels.
         """
         dense = self._dense(rows, length, fill)
         truncated = tf.reduce_sum(tf.cast(rows["truncated"], tf.int32))
-        return (*self.features(dense), truncated)
+        return (*self.features(dense, epoch), truncated)
 
     def _dense(self, rows, length, fill):
         """Every row entry as a dense `[batch, size]` tensor, plus
@@ -668,7 +702,7 @@ class Rows:
                 out["lengths"] = rows_to(ids)
         return out
 
-    def features(self, dense):
+    def features(self, dense, epoch=None):
         """`(features, labels, weights)` of dense rows (see `_dense`)."""
         width = tf.shape(dense["ids"], out_type=tf.int64)[1]
 
@@ -709,7 +743,38 @@ class Rows:
             return features, dense["token_labels"], weights
         if self.task == "question_answering":
             return self._question_features(features, dense)
+        if self.task == "mlm":
+            return self._masked_features(features, dense, epoch)
         labels, weights = targets.lm_targets(ids, dense["lengths"], example_ids)
+        return features, labels, weights
+
+    def _masked_features(self, features, dense, epoch):
+        """`task="mlm"`: the token ids masked (`masking.mask_tokens`),
+        labels the original ids on the chosen positions, weights 1 there;
+        without an epoch key (served rows) the rows are left as they are."""
+        if epoch is None:
+            return features, None, None
+        ids = features["token_ids"]
+        shape = tf.shape(ids, out_type=tf.int64)
+        if "example_ids" in dense:
+            group = dense["example_ids"]
+            number = dense["numbers"]
+            position = dense["offsets"]
+        else:
+            group = features["padding_mask"]
+            number = dense["number"][:, None]
+            position = tf.broadcast_to(tf.range(shape[1])[None, :], shape)
+        masked, labels, weights = masking_module.mask_tokens(
+            self.masking,
+            ids,
+            group,
+            number,
+            position,
+            epoch,
+            dense.get("token_words"),
+            packed="example_ids" in dense,
+        )
+        features["token_ids"] = masked
         return features, labels, weights
 
     def _question_features(self, features, dense):

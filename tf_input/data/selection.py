@@ -28,7 +28,7 @@ def feature_names(task, batching):
         return SEQ2SEQ_FEATURES
     if task == "question_answering":
         return ENCODE_FEATURES + QA_EXTRA
-    encoders = ("encode", "token_classification")
+    encoders = ("encode", "token_classification", "mlm")
     names = ENCODE_FEATURES if task in encoders else LM_FEATURES
     if batching == "pack":
         names = names + PACK_EXTRA

@@ -13,7 +13,11 @@ Accepted forms (see `make_dataset`):
 * a file path or glob pattern (`str` or `os.PathLike`), or a list of
   `os.PathLike` paths: one example per line, several files interleaved;
 * a `tf.data.Dataset` of scalar strings, of tuples of scalars, or of
-  `(words, labels)` pairs of 1-D tensors.
+  `(words, labels)` pairs of 1-D tensors;
+* with `columns=`, records: JSONL, CSV, TSV, Parquet or TFRecord files
+  (the format from the extension, or `format=`), a `tf.data.Dataset` of
+  dicts (TFDS), a Hugging Face `Dataset` or `IterableDataset`; each record
+  gives the tuple of its columns (`tf_input.data.records`).
 
 A list of plain `str` is always read as texts, never as file names: pass
 paths as `pathlib.Path` objects, or one glob pattern as a single string.
@@ -44,6 +48,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from tf_input.data import records
 from tf_input.tokenizers._utf8 import VALID_UTF8
 
 AUTOTUNE = tf.data.AUTOTUNE
@@ -344,8 +349,7 @@ def _next_lines(state, data, path, encoding, errors):
     return state, done
 
 
-def _files(patterns, deterministic, encoding="utf-8", errors="strict"):
-    encoding, errors = check_encoding(encoding, errors)
+def _glob(patterns):
     files = []
     for pattern in patterns:
         matched = sorted(tf.io.gfile.glob(os.fspath(pattern)))
@@ -356,6 +360,44 @@ def _files(patterns, deterministic, encoding="utf-8", errors="strict"):
                 "of texts must be a list, not a single string.)"
             )
         files.extend(matched)
+    return files
+
+
+def _file_source(patterns, deterministic, encoding, errors, columns, format):
+    """Text files (one example per line) or record files (`columns` of
+    each record), the format from `format` or the extensions."""
+    files = _glob(patterns)
+    formats = {records.file_format(path, format) for path in files}
+    if len(formats) > 1:
+        raise ValueError(
+            "`source` files must all be of one format. Received: files of "
+            f"the formats {sorted(formats)} ({files[:4]}...); pass "
+            "`format=` to read them all as one."
+        )
+    (kind,) = formats
+    if kind == "text":
+        if columns is not None:
+            raise ValueError(
+                "`columns` names the fields of records: JSONL, CSV, TSV, "
+                "Parquet or TFRecord files (from the extension, or "
+                f"`format=`). Received: columns={columns!r} with the text "
+                f"file(s) {files[:4]}, read one example per line."
+            )
+        return _files(files, deterministic, encoding, errors)
+    if columns is None:
+        raise ValueError(
+            f"A {kind} source needs `columns=`: the field(s) each example "
+            "is made of, e.g. columns='text' or columns=('text', "
+            f"'label'). Received: the file(s) {files[:4]} and no columns."
+        )
+    encoding, errors = check_encoding(encoding, errors)
+    return records.record_dataset(
+        files, kind, columns, deterministic, encoding, errors
+    )
+
+
+def _files(files, deterministic, encoding="utf-8", errors="strict"):
+    encoding, errors = check_encoding(encoding, errors)
     starts, sizes = [], []
     for path in files:
         skip = _sniff(path)
@@ -420,21 +462,96 @@ def _check_dataset(dataset):
     )
 
 
-def as_dataset(source, deterministic=None, encoding="utf-8", errors="strict"):
+def as_dataset(
+    source,
+    deterministic=None,
+    encoding="utf-8",
+    errors="strict",
+    columns=None,
+    format=None,
+):
     """Returns `(dataset, is_pairs)`; the dataset yields one example each.
 
     `encoding` and `errors` apply to file sources (see the module
     docstring); with texts given directly they must keep their defaults.
+    `columns` names the fields of records (record files, datasets of
+    dicts, Hugging Face datasets); `format` the format of files.
     """
-    name, _ = check_encoding(encoding, errors)
+    dataset = source_dataset(
+        source, deterministic, encoding, errors, columns, format
+    )
+    if dataset is not None:
+        return _check_dataset(dataset)
+    return _in_memory(source)
+
+
+def source_dataset(
+    source,
+    deterministic=None,
+    encoding="utf-8",
+    errors="strict",
+    columns=None,
+    format=None,
+):
+    """The dataset of a file, record or dataset source, its elements not
+    yet checked against what the pipeline takes; None for a source in
+    memory (a list, tuple or array of examples)."""
+    check_encoding(encoding, errors)
+    paths = None
     if isinstance(source, (str, os.PathLike)):
-        return _files([source], deterministic, encoding, errors), False
-    if (
+        paths = [source]
+    elif (
         isinstance(source, (list, tuple))
         and source
         and all(isinstance(item, os.PathLike) for item in source)
     ):
-        return _files(source, deterministic, encoding, errors), False
+        paths = source
+    if paths is not None:
+        return _file_source(
+            paths, deterministic, encoding, errors, columns, format
+        )
+    _check_direct(source, encoding, errors)
+    if format is not None:
+        raise ValueError(
+            "`format` is the format of file sources. Received: "
+            f"format={format!r} with a source of type "
+            f"{type(source).__name__}."
+        )
+    if records.is_hugging_face_dataset(source):
+        if columns is None:
+            raise ValueError(
+                "A Hugging Face dataset source needs `columns=`: the "
+                "field(s) each example is made of. Received: a dataset "
+                f"with the columns {source.column_names} and no columns."
+            )
+        return records.hugging_face_dataset(source, columns)
+    if isinstance(source, tf.data.Dataset) and isinstance(
+        source.element_spec, dict
+    ):
+        if columns is None:
+            raise ValueError(
+                "A `source` dataset of dicts (the TFDS convention) needs "
+                "`columns=`: the key(s) each example is made of. Received: "
+                f"elements with the keys {sorted(source.element_spec)}."
+            )
+        return records.select_columns(source, columns)
+    if columns is not None:
+        raise ValueError(
+            "`columns` names the fields of records: JSONL, CSV, TSV, "
+            "Parquet or TFRecord files, `tf.data.Dataset`s of dicts, "
+            "Hugging Face datasets. Received: "
+            f"columns={columns!r} with a source of type "
+            f"{type(source).__name__}."
+        )
+    if isinstance(source, tf.data.Dataset):
+        return source
+    return None
+
+
+def _check_direct(source, encoding, errors):
+    """`encoding` and `errors` keep their defaults for a source that is
+    not files."""
+    name, _ = check_encoding(encoding, errors)
     if name != "utf-8":
         raise ValueError(
             "`encoding` applies to file sources only: texts given directly "
@@ -447,8 +564,11 @@ def as_dataset(source, deterministic=None, encoding="utf-8", errors="strict"):
             "invalid UTF-8 in texts given directly. Received: errors="
             f"{errors!r} with a source of type {type(source).__name__}."
         )
-    if isinstance(source, tf.data.Dataset):
-        return _check_dataset(source)
+
+
+def _in_memory(source):
+    """`(dataset, is_pairs)` of the examples given as a list (or tuple, or
+    array)."""
     if isinstance(source, np.ndarray):
         source = source.tolist()
     if not isinstance(source, (list, tuple)) or not source:

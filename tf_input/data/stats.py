@@ -71,6 +71,9 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
     `real_tokens / (real_tokens + padded_tokens - fill_rows * length)`.
     `targets` is the sum of the sample weights (the positions, or rows,
     a loss is computed on); None for batches without weights.
+    For `task="chat"` datasets, `truncated` counts the conversations cut
+    to `max_length`, and a `dropped` entry those left out for being
+    longer (`chat_truncation="drop"`); both for a whole epoch only.
     `truncated` (examples cut to `max_length`) and `skipped` (examples
     that gave no token and were left out) are known for datasets returned
     by `make_dataset`, from their `PipelineInfo` (see
@@ -150,7 +153,13 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
         real_rows = tf.reduce_any(tf.cast(_masks(features)[0], tf.bool), 1)
         fill += int(tf.reduce_sum(tf.cast(~real_rows, tf.int32)))
         shapes.add(tuple(signature))
-    return Stats(
+    dropped = None
+    chat_counts = getattr(info, "chat_counts", None)
+    if chat_counts is not None and max_batches is None:
+        # task="chat": counted per chunk of rendered rows, whole epoch.
+        totals = chat_counts.reduce(tf.zeros([2], tf.int64), _add)
+        truncated, dropped = (int(x) for x in totals.numpy())
+    result = Stats(
         batches=batches,
         real_tokens=real,
         padded_tokens=total - real,
@@ -161,6 +170,9 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
         skipped=_skipped(info, max_batches),
         shapes=len(shapes),
     )
+    if chat_counts is not None:
+        result["dropped"] = dropped
+    return result
 
 
 def _whole(value):

@@ -75,6 +75,23 @@ def chain(steps):
     return chained
 
 
+def with_epochs(chunks, steps, last, epochs):
+    """`(dataset, function)`: `chunks` zipped with `epochs` (a dataset of
+    int64 epoch keys), and the function that runs `steps` on a chunk and
+    then `last(result, epoch)`."""
+    inner = chain(steps) if steps else None
+
+    def keyed(element, epoch):
+        if inner is not None:
+            if isinstance(element, tuple):
+                element = inner(*element)
+            else:
+                element = inner(element)
+        return last(element, epoch)
+
+    return tf.data.Dataset.zip(chunks, epochs), keyed
+
+
 def apply(chunks, steps, deterministic):
     return chunks.map(
         plain(chain(steps)),

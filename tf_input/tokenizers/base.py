@@ -36,6 +36,7 @@ from tf_input._validation import check_bool
 from tf_input._validation import check_type
 from tf_input._validation import checked_indices
 from tf_input.tokenizers import _offsets
+from tf_input.tokenizers import chat
 
 OFFSET_UNITS = ("byte", "char")
 
@@ -122,6 +123,19 @@ class _EagerPath:
             self._offset_graphs[key] = graph
         return graph(batch)
 
+    def tokenize_plain(self, tokenizer, batch):
+        """`[N]` strings -> ragged ids without the start and end tokens
+        whatever `add_special_tokens` says (a rendered chat has them)."""
+        graph = self._graphs.get("plain")
+        if graph is None:
+
+            def tokenize(batch):
+                return tokenizer._tokenize_rows(batch, False)
+
+            graph = TracedOnce(tokenize, tf.TensorSpec([None], tf.string))
+            self._graphs["plain"] = graph
+        return graph(batch)
+
     def tokenize(self, tokenizer, batch):
         if batch.shape[0] == 0:
             if self._empty is None:
@@ -159,6 +173,10 @@ class Tokenizer(keras.layers.Layer):
         add_special_tokens: bool. Put the tokenizer's start and end ids
             (e.g. `[CLS]`/`[SEP]`, `<s>`/`</s>`) around every sequence.
             Defaults to `False`.
+        chat_template: str, dict from name to str, or None. The model's
+            chat template (Jinja), for `apply_chat_template`; a dict holds
+            named templates (`"default"`, `"tool_use"`). Defaults to
+            `None` (`load_tokenizer` reads the file's own).
         **kwargs: base `keras.layers.Layer` arguments, e.g. `name`.
     """
 
@@ -166,11 +184,16 @@ class Tokenizer(keras.layers.Layer):
     # `jit_compile` (in tf.data, or a separate tf.function).
     supports_jit = False
 
-    def __init__(self, *, add_special_tokens: bool = False, **kwargs):
+    def __init__(
+        self, *, add_special_tokens: bool = False, chat_template=None, **kwargs
+    ):
         super().__init__(**kwargs)
         self.add_special_tokens = check_bool(
             "add_special_tokens", add_special_tokens
         )
+        # Out of Keras's tracking: a dict of templates stays a plain dict.
+        self._chat = Untracked()
+        self._chat.template = chat.check_template(chat_template)
         self._start_ids = []
         self._end_ids = []
         self._token_index = None
@@ -572,8 +595,142 @@ class Tokenizer(keras.layers.Layer):
             (inputs.shape[0], None), dtype="int32", ragged=True
         )
 
-    def get_config(self):
+    # --- Chat templates ------------------------------------------------------
+    @property
+    def chat_template(self):
+        """The chat template (Jinja str), a dict of named templates, or
+        None. Settable; saved in the config."""
+        return self._chat.template
+
+    @chat_template.setter
+    def chat_template(self, value):
+        self._chat.template = chat.check_template(value)
+
+    def chat_variables(self) -> dict[str, str]:
+        """The special tokens a chat template sees, as `transformers`
+        passes them: `bos_token`, `eos_token`, `unk_token`, `pad_token`,
+        ... (the token strings of `special_tokens`' roles)."""
+        vocabulary = self.get_vocabulary()
         return {
+            chat.TOKEN_VARIABLES[role]: vocabulary[i]
+            for role, i in self.special_tokens.items()
+            if role in chat.TOKEN_VARIABLES
+        }
+
+    def apply_chat_template(
+        self,
+        messages,
+        add_generation_prompt: bool = False,
+        tokenize: bool = True,
+        tools=None,
+        documents=None,
+        chat_template=None,
+        **template_kwargs,
+    ):
+        """Renders a conversation with the model's chat template, and
+        tokenizes it.
+
+        The same text and ids as `transformers`' `apply_chat_template(
+        messages, tokenize=True)`: the template is rendered by Jinja in a
+        sandbox as `transformers` renders it (see `tf_input.tokenizers.
+        chat`), with the tokenizer's special tokens (`bos_token`,
+        `eos_token`, ...; `template_kwargs` of the same names win), and
+        the text is tokenized without the tokenizer's own start and end
+        tokens (the template writes them). Special tokens in the text
+        (`<|im_start|>`) become their ids.
+
+        Args:
+            messages: a conversation (list of `{"role", "content", ...}`
+                dicts, or a `{"messages": [...]}` record), or a list of
+                conversations.
+            add_generation_prompt: bool. End with the header of an
+                assistant turn (the prompt of a generation). Defaults to
+                `False`.
+            tokenize: bool. Return ids; `False` returns the text.
+                Defaults to `True`.
+            tools: list of JSON-schema dicts, or None. Given to the
+                template as `tools`.
+            documents: list of dicts, or None. Given as `documents`.
+            chat_template: str or None. A template, or the name of one
+                of the tokenizer's named templates, instead of its own.
+            **template_kwargs: more variables for the template (e.g.
+                `enable_thinking=False` for Qwen 3).
+
+        Returns:
+            For one conversation: int32 ids `[S]` (or a Python str with
+            `tokenize=False`); for a list of conversations: a
+            `tf.RaggedTensor` `[N, None]` (or a list of str).
+
+        Raises:
+            ChatTemplateError: (a `ValueError`) the tokenizer has no
+                template, or the template refuses the conversation (its
+                `raise_exception` message is quoted).
+            ImportError: `jinja2` is not installed (the `chat` extra).
+        """
+        texts, batched = self._render_chat(
+            messages,
+            add_generation_prompt=add_generation_prompt,
+            tools=tools,
+            documents=documents,
+            chat_template=chat_template,
+            **template_kwargs,
+        )
+        if not check_bool("tokenize", tokenize):
+            return texts if batched else texts[0]
+        self._check_ready()
+        ids = self._eager.tokenize_plain(self, tf.constant(texts, tf.string))
+        return ids if batched else ids[0]
+
+    def _render_chat(
+        self,
+        messages,
+        *,
+        add_generation_prompt=False,
+        tools=None,
+        documents=None,
+        chat_template=None,
+        **template_kwargs,
+    ):
+        """`([text], batched)`: the rendered conversations."""
+        add_generation_prompt = check_bool(
+            "add_generation_prompt", add_generation_prompt
+        )
+        template = chat.pick_template(self.chat_template, chat_template, tools)
+        batched = (
+            isinstance(messages, (list, tuple))
+            and len(messages) > 0
+            and (
+                isinstance(messages[0], (list, tuple))
+                or (isinstance(messages[0], dict) and "messages" in messages[0])
+            )
+        )
+        conversations = messages if batched else [messages]
+        variables = {**self.chat_variables(), **template_kwargs}
+        texts = []
+        for conversation in conversations:
+            normalized = chat.normalize_conversation(conversation)
+            if not normalized:
+                raise ValueError(
+                    "Cannot apply a chat template to an empty conversation: "
+                    "give at least one message."
+                )
+            texts.append(
+                chat.render(
+                    template,
+                    normalized,
+                    add_generation_prompt=add_generation_prompt,
+                    tools=tools,
+                    documents=documents,
+                    variables=variables,
+                )
+            )
+        return texts, batched
+
+    def get_config(self):
+        config = {
             **super().get_config(),
             "add_special_tokens": self.add_special_tokens,
         }
+        if self.chat_template is not None:
+            config["chat_template"] = self.chat_template
+        return config

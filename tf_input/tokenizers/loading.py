@@ -26,6 +26,7 @@ from tf_input.tokenizers._files import TokenizerFileError
 from tf_input.tokenizers._files import check_options
 from tf_input.tokenizers._files import read_json
 from tf_input.tokenizers._files import reading
+from tf_input.tokenizers.chat import check_template
 from tf_input.tokenizers.rank_files import PATTERNS
 from tf_input.tokenizers.rank_files import RANK_LINE
 from tf_input.tokenizers.rank_files import load_rank_file
@@ -71,6 +72,7 @@ def load_tokenizer(
     pattern=None,
     special_token_ids=None,
     special_tokens=_UNSET,
+    chat_template=None,
     **options,
 ):
     """Loads the tokenizer of a model from its files, configured by them.
@@ -123,6 +125,11 @@ def load_tokenizer(
             `special_tokens` maps roles to ids: give the roles with
             `roles=`).
         special_tokens: deprecated name of `special_token_ids`.
+        chat_template: str, dict from name to str, or None. The chat
+            template (Jinja) of `apply_chat_template`. Defaults to the
+            file's own: a `chat_template.jinja` beside it, else the
+            `chat_template` of its `tokenizer_config.json` (a string, or
+            a list of named templates); none if neither has one.
         **options: `merges` (the `merges.txt` of a `vocab.json`),
             `lowercase` (bool, for a `vocab.txt`; default True),
             `split_special_tokens` (bool: special tokens in the text are
@@ -178,7 +185,31 @@ def load_tokenizer(
         kwargs = dict(options, add_special_tokens=add_special_tokens)
         if kind == "tiktoken":
             kwargs.update(pattern=pattern, special_token_ids=special_token_ids)
-        return _LOADERS[kind](path, **kwargs)
+        tokenizer = _LOADERS[kind](path, **kwargs)
+        if chat_template is None:
+            chat_template = _file_chat_template(path)
+        tokenizer.chat_template = chat_template
+        return tokenizer
+
+
+def _file_chat_template(path):
+    """The chat template beside a tokenizer file: `chat_template.jinja`,
+    else the `chat_template` of `tokenizer_config.json`, else None."""
+    jinja = path.with_name("chat_template.jinja")
+    if jinja.is_file():
+        return jinja.read_text(encoding="utf-8")
+    config_path = path.with_name("tokenizer_config.json")
+    if not config_path.is_file():
+        return None
+    _, config = read_json(config_path)
+    template = config.get("chat_template") if isinstance(config, dict) else None
+    try:
+        return check_template(template)
+    except TypeError as error:
+        raise TokenizerFileError(
+            f"{str(config_path)!r}: its `chat_template` is not a template "
+            f"string nor a list of named templates ({error})"
+        ) from None
 
 
 def _renamed(special_token_ids, special_tokens):

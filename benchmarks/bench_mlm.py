@@ -1,0 +1,138 @@
+"""Masked LM batches: make_dataset(task="mlm") against the same pipeline
+without masking.
+
+The cost of the masking alone: one steady epoch of `make_dataset(...,
+task="mlm")` against `task="encode"` on the same texts, tokenizer and
+batching (the same rows, features and padding; `encode` has no targets).
+Also keras-hub's way: `MaskedLMMaskGenerator` mapped over the `encode`
+batches (`"max_length"` only: its output is ragged per batch). WikiText-2
+test paragraphs (no headings or blank lines), BERT uncased WordPiece,
+`max_length=128`, batches of 32, medians of `--repeats` steady epochs (the
+iterator's second and later ones; the datasets' epochs in turn), wall and
+CPU time. The target: `encode / mlm` >= 0.9.
+
+Run: python benchmarks/bench_mlm.py [--repeats 7]
+"""
+
+import argparse
+import os
+import pathlib
+import statistics
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from tf_input import WordPieceTokenizer  # noqa: E402
+from tf_input.data import make_dataset  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DATA = pathlib.Path(
+    os.environ.get("TF_INPUT_SHARED_DATA", ROOT.parent / "shared" / "data")
+)
+BATCH = 32
+MAX_LENGTH = 128
+
+
+def epoch(dataset):
+    """`(wall, cpu)` seconds of one epoch (the process's CPU time: all its
+    threads, less sensitive than wall time to other processes)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in dataset:
+        pass
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def steady(datasets, repeats):
+    """Median `(wall, cpu)` of each dataset's steady epochs, the datasets'
+    epochs taken in turn so that a slower spell of the machine hits all
+    of them."""
+    for dataset in datasets:  # the first epoch builds what the others reuse
+        epoch(dataset)
+    times = [[] for _ in datasets]
+    for _ in range(repeats):
+        for dataset, own in zip(datasets, times):
+            own.append(epoch(dataset))
+    return [
+        tuple(statistics.median(t[i] for t in own) for i in (0, 1))
+        for own in times
+    ]
+
+
+def keras_hub_masking(lines, tokenizer):
+    import keras_hub
+    import tensorflow as tf
+
+    specials = sorted(set(tokenizer.special_tokens.values()))
+    generator = keras_hub.layers.MaskedLMMaskGenerator(
+        vocabulary_size=tokenizer.vocabulary_size(),
+        mask_selection_rate=0.15,
+        mask_token_id=tokenizer.special_tokens["mask"],
+        mask_selection_length=20,
+        unselectable_token_ids=specials,
+    )
+    encoded = make_dataset(
+        lines,
+        tokenizer,
+        task="encode",
+        batch_size=BATCH,
+        max_length=MAX_LENGTH,
+        batching="max_length",
+    )
+
+    def mask(features):
+        return {**features, **generator(features["token_ids"])}
+
+    return encoded.map(mask, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    text = (DATA / "corpora" / "wikitext-2-raw-test.txt").read_text("utf-8")
+    lines = [
+        line
+        for line in text.split("\n")
+        if line.strip() and not line.strip().startswith("=")
+    ]
+    tokenizer = WordPieceTokenizer(
+        DATA / "bert" / "bert-base-uncased-vocab.txt",
+        add_special_tokens=False,
+    )
+    print(
+        f"{len(lines)} WikiText-2 test paragraphs, BERT uncased, "
+        f"max_length={MAX_LENGTH}, batch {BATCH}; steady epoch, median of "
+        f"{args.repeats}\n"
+    )
+    print(
+        "| batching | encode ms | mlm ms | encode / mlm | "
+        "encode / mlm, CPU | keras-hub ms |"
+    )
+    print("|---|---|---|---|---|---|")
+    for batching in ("longest", "max_length", "bucket", "pack"):
+        datasets = [
+            make_dataset(
+                lines,
+                tokenizer,
+                task=task,
+                batch_size=BATCH,
+                max_length=MAX_LENGTH,
+                batching=batching,
+                **extra,
+            )
+            for task, extra in (("encode", {}), ("mlm", {"seed": 0}))
+        ]
+        if batching == "max_length":
+            datasets.append(keras_hub_masking(lines, tokenizer))
+        times = steady(datasets, args.repeats)
+        (encode, encode_cpu), (mlm, mlm_cpu) = times[:2]
+        hub = f"{times[2][0] * 1e3:.0f}" if len(times) > 2 else "-"
+        print(
+            f"| {batching} | {encode * 1e3:.0f} | {mlm * 1e3:.0f} | "
+            f"{encode / mlm:.2f} | {encode_cpu / mlm_cpu:.2f} | {hub} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,487 @@
+"""`make_dataset(task="chat")`: weights exactly on the assistant turns.
+
+The assistant tokens are checked by hand in the token domain: the ids that
+`apply_chat_template(conversation[:k + 1])` adds after
+`apply_chat_template(conversation[:k], add_generation_prompt=True)`. The
+SFT runs train tiny causal LMs on a few hundred conversations, with the
+loss of one batch checked against the NLL over its weighted targets.
+"""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_input
+from tests.shared_data import data_path
+from tests.shared_data import requires_shared_data
+from tf_input.data import make_dataset
+from tf_input.data import segment_attention_mask
+from tf_input.data import stats
+from tf_input.tokenizers._byte_level import byte_level
+
+# ChatML without Qwen 3's reasoning rules: prefix-stable.
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+    "<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A byte-level tokenizer (258 ids: the 256 bytes, <|im_start|>,
+    <|im_end|>) with the ChatML template, from files."""
+    folder = tmp_path_factory.mktemp("tiny")
+    vocabulary = {byte_level(bytes([b])): b for b in range(256)}
+    (folder / "tokenizer.json").write_text(
+        json.dumps(
+            {
+                "model": {"type": "BPE", "vocab": vocabulary, "merges": []},
+                "pre_tokenizer": {
+                    "type": "ByteLevel",
+                    "add_prefix_space": False,
+                },
+                "decoder": {"type": "ByteLevel"},
+                "added_tokens": [
+                    {"id": 256, "content": "<|im_start|>", "special": True},
+                    {"id": 257, "content": "<|im_end|>", "special": True},
+                ],
+            }
+        )
+    )
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps({"eos_token": "<|im_end|>", "chat_template": CHATML})
+    )
+    return tf_input.load_tokenizer(folder)
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return tf_input.load_tokenizer(data_path("llm", "qwen3"))
+
+
+def chats():
+    return [
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "yo"},
+        ],
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "2+2?"},
+            {"role": "assistant", "content": "4"},
+            {"role": "user", "content": "and 3+3?"},
+            {"role": "assistant", "content": "6, é"},
+        ],
+        [
+            {"role": "user", "content": "only a question"},
+        ],
+    ]
+
+
+def assistant_positions(tokenizer, conversation):
+    """The positions of the assistant tokens of the rendered conversation,
+    from the ids of its prefixes (the token-domain definition)."""
+    positions = set()
+    for k, message in enumerate(conversation):
+        if message["role"] != "assistant":
+            continue
+        prompt = tokenizer.apply_chat_template(
+            conversation[:k], add_generation_prompt=True
+        ).numpy()
+        with_turn = tokenizer.apply_chat_template(conversation[: k + 1])
+        positions.update(range(len(prompt), len(with_turn)))
+    return positions
+
+
+def expected_rows(tokenizer, conversations):
+    """`[(ids, weights)]` by hand: next-token targets, weight 1 where the
+    target is an assistant token."""
+    rows = []
+    for conversation in conversations:
+        ids = tokenizer.apply_chat_template(conversation).numpy().tolist()
+        assistant = assistant_positions(tokenizer, conversation)
+        weights = [float(p + 1 in assistant) for p in range(len(ids))]
+        rows.append((ids, weights))
+    return rows
+
+
+def real_rows(features, labels, weights):
+    """The rows of a batch (packed: each example) as `(ids, labels,
+    weights)` lists without padding."""
+    out = []
+    ids = features["token_ids"].numpy()
+    mask = features["padding_mask"].numpy().astype(bool)
+    labels, weights = labels.numpy(), weights.numpy()
+    example_ids = features.get("example_ids")
+    for r in range(ids.shape[0]):
+        groups = (
+            [mask[r]]
+            if example_ids is None
+            else [
+                example_ids.numpy()[r] == e
+                for e in np.unique(example_ids.numpy()[r])
+                if e > 0
+            ]
+        )
+        for keep in groups:
+            if keep.any():
+                out.append(
+                    (
+                        ids[r][keep].tolist(),
+                        labels[r][keep].tolist(),
+                        weights[r][keep].tolist(),
+                    )
+                )
+    return out
+
+
+# --- Masks by hand ----------------------------------------------------------
+@pytest.mark.parametrize("batching", ["longest", "max_length", "pack"])
+def test_weights_are_exactly_the_assistant_targets(tiny, batching):
+    conversations = chats()
+    ds = make_dataset(
+        conversations,
+        tiny,
+        task="chat",
+        batch_size=4,
+        max_length=96,
+        batching=batching,
+    )
+    batches = list(ds)
+    assert len(batches) == 1
+    got = real_rows(*batches[0])
+    want = expected_rows(tiny, conversations)
+    assert sorted(r[0] for r in got) == sorted(ids for ids, _ in want)
+    for ids, labels, weights in got:
+        (expected_weights,) = [w for i, w in want if i == ids]
+        assert weights == expected_weights
+        # Labels are the next tokens where weighted.
+        for p, w in enumerate(weights):
+            if w:
+                assert labels[p] == ids[p + 1]
+    # By hand on the second conversation: its two answers, each with its
+    # end-of-turn tokens.
+    ids, labels, weights = next(r for r in got if len(r[0]) > 40)
+    text = tiny.detokenize([y for y, w in zip(labels, weights) if w])
+    assert text.numpy().decode() == "4<|im_end|>\n6, é<|im_end|>\n"
+    result = stats(ds)
+    assert result["targets"] == sum(sum(w) for _, w in want)
+    assert result["truncated"] == 0 and result["dropped"] == 0
+
+
+def test_stream_weights_follow_the_stream(tiny):
+    conversations = chats()
+    ds = make_dataset(
+        conversations,
+        tiny,
+        task="chat",
+        batch_size=2,
+        max_length=16,
+        batching="stream",
+    )
+    ids, labels, weights = [], [], []
+    for features, y, w in ds:
+        mask = features["padding_mask"].numpy().astype(bool).ravel()
+        ids += features["token_ids"].numpy().ravel()[mask].tolist()
+        labels += y.numpy().ravel()[mask].tolist()
+        weights += w.numpy().ravel()[mask].tolist()
+    want = expected_rows(tiny, conversations)
+    stream = [i for row, _ in want for i in row]
+    assert ids == stream  # nothing lost, nothing repeated, in order
+    assert labels[:-1] == stream[1:]
+    # A weight is 1 where the next token of the stream is an assistant
+    # token: within a conversation as by hand, never across a boundary
+    # (each conversation starts with <|im_start|>, not an answer).
+    expected = [w for _, row in want for w in row]
+    assert weights == expected[:-1] + [0.0]
+    assert stats(ds)["dropped"] == 0
+
+
+def test_long_conversations_cut_or_dropped_and_counted(tiny):
+    conversations = chats()
+    lengths = [len(ids) for ids, _ in expected_rows(tiny, conversations)]
+    assert lengths[1] > 30 and lengths[0] <= 30 and lengths[2] <= 30
+    cut = make_dataset(
+        conversations, tiny, task="chat", batch_size=4, max_length=30
+    )
+    (batch,) = list(cut)
+    assert batch[0]["token_ids"].shape == (3, 30)
+    result = stats(cut)
+    assert (result["truncated"], result["dropped"]) == (1, 0)
+    dropped = make_dataset(
+        conversations,
+        tiny,
+        task="chat",
+        batch_size=4,
+        max_length=30,
+        chat_truncation="drop",
+        batching="pack",
+    )
+    rows = real_rows(*next(iter(dropped)))
+    assert sorted(len(r[0]) for r in rows) == sorted([lengths[0], lengths[2]])
+    result = stats(dropped)
+    assert (result["truncated"], result["dropped"]) == (0, 1)
+
+
+@requires_shared_data
+def test_qwen3_is_not_prefix_stable_and_unrolls(qwen):
+    conversation = chats()[1]
+    with pytest.raises(ValueError, match="not prefix-stable.*unroll_turns"):
+        make_dataset(
+            [conversation], qwen, task="chat", batch_size=2, max_length=128
+        )
+    ds = make_dataset(
+        [conversation],
+        qwen,
+        task="chat",
+        batch_size=2,
+        max_length=128,
+        unroll_turns=True,
+    )
+    rows = real_rows(*next(iter(ds)))
+    assert len(rows) == 2
+    for k, (ids, labels, weights) in zip((2, 4), rows):
+        part = conversation[: k + 1]
+        assert ids == qwen.apply_chat_template(part).numpy().tolist()
+        prompt = qwen.apply_chat_template(part[:k], add_generation_prompt=True)
+        # Only this turn: the context, earlier answers included, is 0.
+        first = len(prompt) - 1
+        assert weights == [float(p >= first) for p in range(len(ids) - 1)] + [
+            0.0
+        ]
+    targets = [y for y, w in zip(rows[0][1], rows[0][2]) if w]
+    assert qwen.detokenize(targets).numpy().decode() == (
+        "<think>\n\n</think>\n\n4<|im_end|>\n"
+    )
+    # Without thinking, the prompt holds the empty <think> block: only
+    # the answer and its end are the turn's tokens.
+    ds = make_dataset(
+        [conversation[:3]],
+        qwen,
+        task="chat",
+        batch_size=1,
+        max_length=128,
+        chat_template_kwargs={"enable_thinking": False},
+    )
+    _, labels, weights = next(iter(ds))
+    targets = labels[0][weights[0] > 0]
+    assert qwen.detokenize(targets).numpy().decode() == "4<|im_end|>\n"
+
+
+def test_jsonl_sources_and_errors(tiny, tmp_path):
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        "\n".join(json.dumps({"messages": c}) for c in chats()) + "\n"
+    )
+    from_file = make_dataset(
+        str(path), tiny, task="chat", batch_size=4, max_length=96
+    )
+    from_list = make_dataset(
+        chats(), tiny, task="chat", batch_size=4, max_length=96
+    )
+    a, b = next(iter(from_file)), next(iter(from_list))
+    np.testing.assert_array_equal(a[0]["token_ids"], b[0]["token_ids"])
+    np.testing.assert_array_equal(a[2], b[2])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"messages": chats()[0]}) + "\n{oops\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl', line 2, is not JSON"):
+        make_dataset(str(bad), tiny, task="chat", batch_size=4, max_length=9)
+    bad.write_text(json.dumps({"text": "hi"}) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: each line must be"):
+        make_dataset(str(bad), tiny, task="chat", batch_size=4, max_length=9)
+
+
+def test_chat_argument_errors(tiny):
+    conversations = chats()
+    with pytest.raises(ValueError, match="batching="):
+        make_dataset(
+            conversations,
+            tiny,
+            task="chat",
+            batch_size=2,
+            max_length=8,
+            batching="bucket",
+        )
+    with pytest.raises(ValueError, match="chat_truncation"):
+        make_dataset(
+            conversations,
+            tiny,
+            task="chat",
+            batch_size=2,
+            max_length=8,
+            chat_truncation="start",
+        )
+    with pytest.raises(ValueError, match="does not take separator"):
+        make_dataset(
+            conversations,
+            tiny,
+            task="chat",
+            batch_size=2,
+            max_length=8,
+            separator="x",
+        )
+    with pytest.raises(ValueError, match="does not take mask_selection_rate"):
+        make_dataset(
+            conversations,
+            tiny,
+            task="chat",
+            batch_size=2,
+            max_length=8,
+            mask_selection_rate=0.2,
+        )
+    with pytest.raises(ValueError, match='argument of task="chat"'):
+        make_dataset(
+            ["a b"], tiny, batch_size=2, max_length=8, unroll_turns=True
+        )
+    with pytest.raises(TypeError, match="conversations"):
+        make_dataset([], tiny, task="chat", batch_size=2, max_length=8)
+    from tests.tokenizers.test_assets import UNIGRAM_JSON
+
+    unigram = tf_input.tokenizers.UnigramTokenizer(
+        json.dumps(UNIGRAM_JSON), chat_template=CHATML
+    )
+    with pytest.raises(ValueError, match="character offsets"):
+        make_dataset(
+            conversations, unigram, task="chat", batch_size=2, max_length=8
+        )
+    refusing = "{{ raise_exception('no ' + messages[0].role) }}"
+    tiny_copy = type(tiny).from_config(tiny.get_config())
+    tiny_copy.chat_template = refusing
+    with pytest.raises(ValueError, match="conversation 0: .*no user"):
+        make_dataset(
+            conversations, tiny_copy, task="chat", batch_size=2, max_length=8
+        )
+
+
+# --- SFT runs ----------------------------------------------------------------
+def sft_conversations(count=300):
+    rng = np.random.default_rng(0)
+    out = []
+    for i in range(count):
+        a, b = (int(x) for x in rng.integers(0, 50, 2))
+        chat = [
+            {"role": "user", "content": f"{a}+{b}?"},
+            {"role": "assistant", "content": str(a + b)},
+        ]
+        if i % 3 == 0:
+            chat.insert(0, {"role": "system", "content": "Add."})
+        if i % 4 == 0:
+            chat += [
+                {"role": "user", "content": f"{a}-{b}?"},
+                {"role": "assistant", "content": str(a - b)},
+            ]
+        out.append(chat)
+    return out
+
+
+def nll_by_hand(model, features, labels):
+    logits = np.asarray(model.predict_on_batch(features), np.float64)
+    top = logits.max(axis=-1, keepdims=True)
+    log_z = np.log(np.exp(logits - top).sum(axis=-1)) + top[..., 0]
+    picked = np.take_along_axis(logits, labels[..., None], -1)[..., 0]
+    return log_z - picked
+
+
+def check_loss_by_hand_then_train(model, ds, features_of):
+    """`fit`'s loss on one batch (learning rate 0) is the mean NLL over
+    exactly its weighted targets; then training lowers the loss."""
+    loss = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction="mean_with_sample_weight"
+    )
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss=loss)
+    batch = next(iter(ds))  # one batch, fixed (the rows are shuffled)
+    features, labels, weights = batch
+    weights = weights.numpy()
+    nll = nll_by_hand(model, features_of(features), labels.numpy())
+    want = (nll * weights).sum() / weights.sum()
+    one = tf.data.Dataset.from_tensors(
+        (features_of(features), labels, batch[2])
+    )
+    history = model.fit(one, epochs=1, verbose=0)
+    np.testing.assert_allclose(history.history["loss"][0], want, rtol=1e-4)
+    # Not the mean over every real position: the weights matter.
+    real = features["padding_mask"].numpy().astype(bool)
+    assert 0 < weights.sum() < real.sum()
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss=loss)
+    history = model.fit(
+        ds.map(lambda f, y, w: (features_of(f), y, w)), epochs=3, verbose=0
+    )
+    losses = history.history["loss"]
+    assert losses[-1] < losses[0], losses
+
+
+def test_sft_packed_rows_with_an_input_block(tiny):
+    keras.utils.set_random_seed(1)
+    length = 64
+    ds = make_dataset(
+        sft_conversations(),
+        tiny,
+        task="chat",
+        batch_size=16,
+        max_length=length,
+        batching="pack",
+        shuffle=True,
+        seed=0,
+    )
+    size = tiny.vocabulary_size()
+    token_ids = keras.Input((length,), dtype="int32", name="token_ids")
+    example_ids = keras.Input((length,), dtype="int32", name="example_ids")
+    positions = keras.Input((length,), dtype="int32", name="positions")
+    block = tf_input.InputBlock(
+        size, 32, position="learned", max_length=length, positions_input=True
+    )
+    hidden = block({"token_ids": token_ids, "positions": positions})
+    mask = segment_attention_mask(example_ids, causal=True)
+    attended = keras.layers.MultiHeadAttention(2, 16)(
+        hidden, hidden, attention_mask=mask
+    )
+    hidden = keras.layers.LayerNormalization()(hidden + attended)
+    logits = keras.layers.Dense(size)(hidden)
+    inputs = {
+        "token_ids": token_ids,
+        "example_ids": example_ids,
+        "positions": positions,
+    }
+    model = keras.Model(inputs, logits)
+
+    def features_of(features):
+        return {name: features[name] for name in inputs}
+
+    check_loss_by_hand_then_train(model, ds, features_of)
+
+
+def test_sft_stream_with_a_keras_hub_backbone(tiny):
+    import keras_hub
+
+    keras.utils.set_random_seed(2)
+    backbone = keras_hub.models.Qwen3Backbone(
+        vocabulary_size=tiny.vocabulary_size(),
+        num_layers=1,
+        num_query_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        hidden_dim=16,
+        intermediate_dim=32,
+    )
+    model = keras_hub.models.Qwen3CausalLM(backbone, preprocessor=None)
+    ds = make_dataset(
+        sft_conversations(),
+        tiny,
+        task="chat",
+        batch_size=8,
+        max_length=64,
+        batching="stream",
+        features=model,  # exactly its inputs
+    )
+    names = list(model.input)
+    assert sorted(ds.element_spec[0]) == sorted(names)
+
+    def features_of(features):
+        return {name: features[name] for name in names}
+
+    check_loss_by_hand_then_train(model, ds, features_of)
+    assert tf.reduce_sum(next(iter(ds))[2]) > 0

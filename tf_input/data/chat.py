@@ -1,0 +1,396 @@
+"""`make_dataset(task="chat")`: conversations -> batches whose loss is on
+the assistant turns only.
+
+Conversations are Python objects, so they are rendered in Python, by the
+tokenizer's chat template (`Tokenizer.apply_chat_template`'s rendering),
+each as its text and the character spans of its assistant turns; the rest
+runs in the graph, a chunk of texts at a time: tokenizing with character
+offsets, marking the tokens that overlap an assistant span, cutting rows
+to `max_length`, batching, labels and weights.
+
+An assistant turn is what rendering the conversation up to and including
+that turn adds after the same conversation rendered up to the turn's
+prompt (`add_generation_prompt=True`): its header's rest, its content and
+its end-of-turn tokens. A conversation gives one row when the template is
+prefix-stable for it: each turn's rendering starts the rendering of the
+whole conversation. Some templates are not (Qwen 3 drops the reasoning of
+earlier turns, so a turn renders differently once a later user message
+follows); then `unroll_turns=True` gives one row per assistant turn: the
+conversation up to that turn, only that turn weighted.
+
+Labels are next tokens (as `task="lm"`); the weight is 1 where the label
+is an assistant token. A token id and its assistant flag travel through
+packing and streaming as one int32 (`id * 2 + flag`), so those steps are
+the `"lm"` ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import tensorflow as tf
+
+from tf_input import _feature_names as names
+from tf_input._validation import check_bool
+from tf_input._validation import check_one_of
+from tf_input._validation import check_optional_int
+from tf_input._validation import check_positive_int
+from tf_input.data import packing
+from tf_input.data import records
+from tf_input.data import targets
+from tf_input.data.batching import _fill_rows
+from tf_input.data.info import PipelineInfo
+from tf_input.data.info import register
+from tf_input.data.rows import cut_to_longest
+from tf_input.data.selection import select_features
+from tf_input.tokenizers import chat
+from tf_input.tokenizers._offsets import _ROW
+
+CHAT_BATCHINGS = ("longest", "max_length", "pack", "stream")
+CHAT_TRUNCATIONS = ("end", "drop")
+# Conversations rendered when the dataset is made, to check them early.
+_CHECKED = 32
+
+
+def chat_dataset(
+    source,
+    tokenizer,
+    *,
+    batch_size,
+    max_length,
+    batching,
+    unroll_turns,
+    chat_truncation,
+    shuffle,
+    seed,
+    drop_remainder,
+    chunk_size,
+    features=None,
+    template_kwargs=None,
+):
+    """The `make_dataset(task="chat")` dataset (see there)."""
+    batch_size = check_positive_int("batch_size", batch_size)
+    max_length = check_positive_int("max_length", max_length)
+    if batching not in CHAT_BATCHINGS:
+        raise ValueError(
+            f'task="chat" batches with one of {CHAT_BATCHINGS}. Received: '
+            f"batching={batching!r}."
+        )
+    unroll_turns = check_bool("unroll_turns", unroll_turns)
+    chat_truncation = check_one_of(
+        "chat_truncation", chat_truncation, CHAT_TRUNCATIONS
+    )
+    drop_remainder = bool(
+        check_bool("drop_remainder", drop_remainder, allow_none=True)
+    )
+    if shuffle is True:
+        shuffle = 10_000
+    shuffle = check_optional_int("shuffle", shuffle or None, 1)
+    chunk_size = check_optional_int("chunk_size", chunk_size, 1) or max(
+        4 * batch_size, 64
+    )
+    if template_kwargs is not None and not (
+        isinstance(template_kwargs, dict)
+        and all(isinstance(k, str) for k in template_kwargs)
+    ):
+        raise TypeError(
+            "`chat_template_kwargs` must be a dict from variable name (str) "
+            f"to value. Received: {template_kwargs!r}."
+        )
+    wanted = select_features(
+        features, task="chat", batching=batching, tokenizer=tokenizer
+    )
+    template = chat.pick_template(tokenizer.chat_template)
+    variables = {**tokenizer.chat_variables(), **(template_kwargs or {})}
+    conversations = _conversations(source)
+    _check_offsets(tokenizer)
+    # The first conversations are rendered now, so that a template that
+    # refuses them, or is not prefix-stable, is an error here and not a
+    # stop in the middle of `fit` (later ones stop the pipeline with the
+    # same message).
+    for number, (where, conversation) in enumerate(conversations()):
+        if number == _CHECKED:
+            break
+        render_rows(template, conversation, variables, unroll_turns, where)
+
+    def generate():
+        for where, conversation in conversations():
+            for text, starts, ends in render_rows(
+                template, conversation, variables, unroll_turns, where
+            ):
+                yield text, starts, ends
+
+    signature = (
+        tf.TensorSpec([], tf.string),
+        tf.TensorSpec([None], tf.int64),
+        tf.TensorSpec([None], tf.int64),
+    )
+    texts = tf.data.Dataset.from_generator(generate, output_signature=signature)
+    if shuffle:
+        texts = texts.shuffle(shuffle, seed=seed)
+    chunks = texts.ragged_batch(chunk_size).map(
+        lambda text, starts, ends: _tokenize(
+            tokenizer, text, starts, ends, max_length, chat_truncation, batching
+        ),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
+    counts = chunks.map(lambda rows: rows["counts"])
+    if batching == "stream":
+        dataset = _stream(chunks, batch_size, max_length, drop_remainder)
+    else:
+        dataset = _rows(
+            chunks, batching, batch_size, max_length, drop_remainder
+        )
+    if wanted is not None:
+        dataset = dataset.map(
+            lambda f, y, w: ({name: f[name] for name in wanted}, y, w)
+        )
+    features = tuple(dataset.element_spec[0])
+    info = PipelineInfo(
+        task="chat",
+        batching=batching,
+        max_length=max_length,
+        features=features,
+        boundaries=None,
+        batch_sizes=[batch_size],
+        num_batches=None,
+        counting=None,
+        add_special_tokens=False,
+        tokenizer=tokenizer,
+        skipped=0,
+        separator=[] if batching == "stream" else None,
+        chat_counts=counts,
+    )
+    return register(dataset, info)
+
+
+# --- Python: sources and rendering ------------------------------------------
+def _conversations(source):
+    """A function giving `(where, conversation)` pairs: `where` names the
+    conversation in errors (its index, or its file and line)."""
+    files = None
+    if isinstance(source, (str, os.PathLike)):
+        files = [source]
+    elif (
+        isinstance(source, (list, tuple))
+        and source
+        and all(isinstance(s, (str, os.PathLike)) for s in source)
+    ):
+        files = list(source)
+    if files is not None:
+        paths = [pathlib.Path(f) for f in files]
+        for path in paths:
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f'task="chat" reads JSONL files of {{"messages": [...]}} '
+                    f"records; no such file: {str(path)!r}."
+                )
+
+        def from_files():
+            for path in paths:
+                yield from _jsonl(path)
+
+        return from_files
+    if not isinstance(source, (list, tuple)) or not source:
+        raise TypeError(
+            'task="chat" takes conversations: a non-empty list of them '
+            '(each a list of messages or a {"messages": [...]} record), or '
+            "the path(s) of JSONL files of such records. Received: "
+            f"{type(source).__name__}"
+            + (" (empty)" if isinstance(source, (list, tuple)) else "")
+            + "."
+        )
+
+    def from_list():
+        for i, conversation in enumerate(source):
+            yield f"conversation {i}", conversation
+
+    return from_list
+
+
+def _jsonl(path):
+    """`(where, record)` of each `{"messages": [...]}` record of a JSONL
+    file (`records.numbered_records`: its errors name the line)."""
+    for line, record in records.numbered_records(path, "jsonl"):
+        where = f"{str(path)!r}, {line}"
+        if not isinstance(record.get("messages"), list):
+            raise ValueError(
+                f'{where}: each line must be a {{"messages": [...]}} '
+                f"record. Received: {json.dumps(record)[:80]!r}."
+            )
+        yield where, record
+
+
+def render_rows(template, conversation, variables, unroll_turns, where):
+    """`[(text, starts, ends)]`: the rows of one conversation, each with
+    the character spans of its weighted assistant turns."""
+    try:
+        messages = chat.normalize_conversation(conversation, where)
+    except TypeError as error:
+        raise TypeError(f"{where}: {error}") from None
+
+    def render(part, prompt):
+        try:
+            return chat.render(
+                template,
+                part,
+                add_generation_prompt=prompt,
+                variables=variables,
+            )
+        except chat.ChatTemplateError as error:
+            raise chat.ChatTemplateError(f"{where}: {error}") from None
+
+    turns = []
+    for k, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        prompt = render(messages[:k], True)
+        with_turn = render(messages[: k + 1], False)
+        if not with_turn.startswith(prompt):
+            raise ValueError(
+                f"{where}: the chat template renders assistant turn {k} so "
+                "that it does not extend the prompt of that turn (the "
+                "conversation up to it with add_generation_prompt=True), so "
+                "its tokens cannot be told apart. Prompt ends: "
+                f"{prompt[-60:]!r}; with the turn: {with_turn[-80:]!r}."
+            )
+        turns.append((k, len(prompt), with_turn))
+    if unroll_turns:
+        return [(text, [start], [len(text)]) for _, start, text in turns]
+    whole = render(messages, False)
+    for k, start, with_turn in turns:
+        if not whole.startswith(with_turn):
+            raise ValueError(
+                f"{where}: the chat template is not prefix-stable for this "
+                f"conversation: assistant turn {k} renders differently once "
+                "later messages follow (e.g. Qwen 3 drops the reasoning of "
+                "earlier turns), so one row cannot weight every turn as it "
+                "was rendered. Pass unroll_turns=True: one row per "
+                "assistant turn, the conversation up to it, that turn "
+                "weighted."
+            )
+    return [
+        (
+            whole,
+            [start for _, start, _ in turns],
+            [len(text) for _, _, text in turns],
+        )
+    ]
+
+
+def _check_offsets(tokenizer):
+    try:
+        tokenizer.tokenize_with_offsets(["a"], unit="char")
+    except NotImplementedError as error:
+        raise ValueError(
+            f'task="chat" finds the assistant tokens by their character '
+            f"offsets, which {type(tokenizer).__name__} does not give: "
+            f"{error}"
+        ) from None
+
+
+# --- Graph: tokens, flags, rows ---------------------------------------------
+def _tokenize(tokenizer, text, starts, ends, max_length, truncation, batching):
+    """A chunk of rendered rows -> `ids` (ragged, `id * 2 + flag`), with
+    rows longer than `max_length` cut or dropped (not when streaming),
+    and `counts` `[2]`: the rows truncated and dropped."""
+    ids, token_starts, token_ends, _ = tokenizer._offset_rows(
+        text, False, "char"
+    )
+    row = ids.value_rowids()
+    span_row = tf.concat([starts.value_rowids(), [-1]], 0)
+    span_start = tf.concat([starts.flat_values, [0]], 0)
+    span_key = tf.concat(
+        [starts.value_rowids() * _ROW + ends.flat_values, [tf.int64.max]], 0
+    )
+    # The first span that ends after the token starts, in the token's row:
+    # the token is in it if the span starts before the token ends.
+    found = tf.searchsorted(
+        span_key,
+        row * _ROW + token_starts.flat_values,
+        side="right",
+        out_type=tf.int64,
+    )
+    inside = tf.equal(tf.gather(span_row, found), row) & (
+        tf.gather(span_start, found) < token_ends.flat_values
+    )
+    coded = ids.with_flat_values(
+        ids.flat_values * 2 + tf.cast(inside, tf.int32)
+    )
+    lengths = coded.row_lengths()
+    zero = tf.constant(0, tf.int64)
+    if batching == "stream":
+        return {"ids": coded, "counts": tf.stack([zero, zero])}
+    long = lengths > max_length
+    count = tf.reduce_sum(tf.cast(long, tf.int64))
+    if truncation == "drop":
+        coded = tf.ragged.boolean_mask(coded, ~long)
+        return {"ids": coded, "counts": tf.stack([zero, count])}
+    return {"ids": coded[:, :max_length], "counts": tf.stack([count, zero])}
+
+
+def _decode(coded):
+    return tf.bitwise.right_shift(coded, 1), tf.bitwise.bitwise_and(coded, 1)
+
+
+def _shift_left(values):
+    return tf.pad(values[:, 1:], [[0, 0], [0, 1]])
+
+
+def _rows(chunks, batching, batch_size, max_length, drop_remainder):
+    """Padded (`"longest"`, `"max_length"`) or packed rows, batched."""
+
+    def finish(rows):
+        coded = rows["ids"]
+        if batching == "pack":
+            packed = packing.pack_rows(coded, max_length)
+            ids, flags = _decode(packed["ids"])
+            example_ids = packed["example_ids"]
+            labels, weights = targets.lm_targets(ids, example_ids=example_ids)
+            features = {
+                names.TOKEN_IDS: ids,
+                names.PADDING_MASK: tf.cast(example_ids > 0, names.MASK_DTYPE),
+                names.EXAMPLE_IDS: example_ids,
+                names.POSITIONS: packed["positions"],
+            }
+        else:
+            ids, flags = _decode(coded.to_tensor(0, shape=[None, max_length]))
+            lengths = coded.row_lengths()
+            labels, weights = targets.lm_targets(ids, lengths)
+            features = {
+                names.TOKEN_IDS: ids,
+                names.PADDING_MASK: tf.sequence_mask(
+                    lengths, max_length, dtype=names.MASK_DTYPE
+                ),
+            }
+        weights *= tf.cast(_shift_left(flags), weights.dtype)
+        return features, labels, weights
+
+    rows = chunks.map(finish, num_parallel_calls=tf.data.AUTOTUNE)
+    if batching == "longest":
+        batches = rows.rebatch(batch_size, drop_remainder)
+        return batches.map(lambda *element: cut_to_longest(*element)[:3])
+    if not drop_remainder:
+        fill = _fill_rows(rows.element_spec, batch_size - 1)
+        rows = rows.concatenate(tf.data.Dataset.from_tensors(fill))
+    return rows.rebatch(batch_size, drop_remainder=True)
+
+
+def _stream(chunks, batch_size, max_length, drop_remainder):
+    """`"stream"`: the rendered conversations joined (each ends with its
+    template's end-of-turn tokens; no separator is added) and cut into
+    full rows; the labels the stream's next tokens, weighted where the
+    next token is an assistant token."""
+    pieces = chunks.map(lambda rows: rows["ids"].flat_values)
+
+    def decode(features, labels, weights):
+        ids, _ = _decode(features[names.TOKEN_IDS])
+        labels, flags = _decode(labels)
+        features = {**features, names.TOKEN_IDS: ids}
+        return features, labels, weights * tf.cast(flags, weights.dtype)
+
+    return targets.stream_batches(
+        pieces, batch_size, max_length, drop_remainder
+    ).map(decode)
