@@ -362,12 +362,9 @@ def test_one_text_gets_the_answer_without_the_batch_axis(tmp_path):
 @pytest.mark.parametrize(
     "batching, offsets", [("longest", True), ("max_length", False)]
 )
-def test_an_empty_batch_is_answered_without_running_the_graph(
-    tmp_path, batching, offsets
-):
-    # The served function returns a recorded answer for no texts: the same
-    # outputs, shapes and dtypes (the reloaded SavedModel's, the signature's)
-    # as the graph gives when it runs on an empty batch.
+def test_an_empty_batch_has_the_graphs_shapes(tmp_path, batching, offsets):
+    # No texts: every output with no rows, the shapes and dtypes the graph
+    # gives (in this process, reloaded, and through the signature).
     tokenizer = WordPieceTokenizer(
         ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "a", "dog"],
         add_special_tokens=True,
@@ -393,13 +390,10 @@ def test_an_empty_batch_is_answered_without_running_the_graph(
         loaded.signatures["serving_default"](texts=empty),
     ):
         assert {n: (tuple(t.shape), t.dtype) for n, t in got.items()} == ran
-    # A batch that is not empty still runs the graph.
     texts = tf.constant(["the cat sat", "a dog"])
     np.testing.assert_allclose(
         loaded.serve(texts)["pooled"], module.answer(texts)["pooled"], atol=1e-6
     )
-    graph = module.serve.get_concrete_function(empty).graph.as_graph_def()
-    assert {"If", "StatelessIf"} & {node.op for node in graph.node}
 
 
 # --- Errors ------------------------------------------------------------------

@@ -91,10 +91,6 @@ class _TextModel(tf.Module):
         self.model = model
         self.tokenizer = tokenizer
         self._offsets = offsets
-        self._empty = None
-        # `answer` as one graph for every batch: traced once, it answers
-        # `answer_empty_batches` and both traces of `serve`.
-        self._answer = tf.function(self.answer, input_signature=[SERVED_TEXTS])
         self._names, self._pack = _model_inputs(model)
         self._rows = Rows(
             task="encode",
@@ -132,31 +128,9 @@ class _TextModel(tf.Module):
                 "[N] first, e.g. `tf.reshape(texts, [-1])`."
             )
         if texts.shape.rank == 0:
-            outputs = self._answer(texts[None])
+            outputs = self.answer(texts[None])
             return tf.nest.map_structure(lambda tensor: tensor[0], outputs)
-        if self._empty is None:
-            return self._answer(texts)
-        # An empty batch skips the graph: its answer, all of whose outputs
-        # have no rows, is known (`answer_empty_batches`).
-        return tf.cond(
-            tf.size(texts) > 0,
-            lambda: self._answer(texts),
-            lambda: tf.nest.map_structure(
-                lambda spec: tf.zeros(spec.shape, spec.dtype), self._empty
-            ),
-        )
-
-    def answer_empty_batches(self):
-        """Records the graph's answer to an empty batch (shapes and dtypes:
-        it has no values), so that `serve` returns it without running the
-        tokenizer and the model, which take milliseconds on no rows."""
-        outputs = self._answer(tf.constant([], tf.string))
-        flat = tf.nest.flatten(outputs, expand_composites=True)
-        if len(flat) != len(tf.nest.flatten(outputs)):
-            return  # ragged or sparse outputs: answered by the graph
-        self._empty = tf.nest.map_structure(
-            lambda tensor: tf.TensorSpec(tensor.shape, tensor.dtype), outputs
-        )
+        return self.answer(texts)
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="texts")]
@@ -363,7 +337,6 @@ def export_text_model(
             "`return_offsets=True` adds an output named `offsets`, but the "
             "model has an output of that name already. Rename it."
         )
-    module.answer_empty_batches()
     concrete = module.serve.get_concrete_function(SERVED_TEXTS)
     module.serve.get_concrete_function(SERVED_TEXT)
     signature = module.serving_default.get_concrete_function()
