@@ -133,9 +133,9 @@ def test_corpus_sample_and_adversarial_match_hf(folder, name, kind):
 
 @pytest.mark.parametrize("name, kind", [("botchan", "bytes"), DEFAULT[0]])
 def test_runs_of_unknown_characters_match_hf(folder, name, kind):
-    """A word whose every character has no piece but its own (control
-    characters, unknown symbols) has one path and skips the search; in a
-    batch beside words that need it, and at every length."""
+    """Words whose every character has no piece but its own (control
+    characters, unknown symbols), in a batch beside words with several
+    paths, at every length."""
     import random
 
     _, reference, tokenizer = _pair(folder, name, kind)

@@ -136,25 +136,12 @@ class Viterbi(tf.Module):
             ],
             1,
         )
-        # A word with one piece only at each character (a run of unknown
-        # characters, e.g. control characters) has one path: nothing to
-        # search, one loop step per character saved.
-        several = tf.reduce_any(exists[:, 1:], 1)
-        single = (
-            tf.math.unsorted_segment_sum(
-                tf.cast(several, tf.int64), word, tf.size(splits) - 1
-            )
-            == 0
-        )
-        back = self._search(word, local, splits, scores, exists, single)
-        return self._tokens(
-            flat, chars, word, splits, ids, unknown, back, single
-        )
+        back = self._search(word, local, splits, scores, exists)
+        return self._tokens(flat, chars, word, splits, ids, unknown, back)
 
-    def _search(self, word, local, splits, scores, exists, single):
+    def _search(self, word, local, splits, scores, exists):
         """`back[j]`: the length of the last piece of the best path over
-        the characters of j's word up to j (1 in the `single` words, which
-        the search skips).
+        the characters of j's word up to j.
 
         Words go longest first, so the words still running at step `k`
         (position `k` of each word) are the first `n_k`: each step reads
@@ -164,7 +151,6 @@ class Viterbi(tf.Module):
         """
         longest = self.longest
         sizes = splits[1:] - splits[:-1]
-        sizes = tf.where(single, tf.zeros_like(sizes), sizes)
         rank = tf.argsort(-sizes, stable=True)
         starts = tf.gather(splits[:-1], rank)
         sizes = tf.gather(sizes, rank)
@@ -219,27 +205,22 @@ class Viterbi(tf.Module):
             parallel_iterations=1,
         )
         # The rows are in step order, each in rank order: put them back.
-        searched = tf.where(~tf.gather(single, word))[:, 0]
-        position = tf.gather(
-            tf.math.invert_permutation(rank), tf.gather(word, searched)
-        )
+        position = tf.gather(tf.math.invert_permutation(rank), word)
         order = tf.argsort(
-            tf.gather(local, searched) * tf.cast(words, tf.int64)
-            + tf.cast(position, tf.int64),
+            local * tf.cast(words, tf.int64) + tf.cast(position, tf.int64),
             stable=True,
         )
-        count = tf.size(searched, out_type=tf.int64)
-        found = tf.scatter_nd(
-            tf.cast(order, tf.int64)[:, None], found.concat()[:count], [count]
-        )
-        return tf.tensor_scatter_nd_update(
-            tf.ones_like(word), searched[:, None], found
+        count = tf.size(word, out_type=tf.int64)
+        return tf.scatter_nd(
+            tf.cast(order, tf.int64)[:, None],
+            found.concat()[:count],
+            [count],
         )
 
-    def _tokens(self, flat, chars, word, splits, ids, unknown, back, single):
+    def _tokens(self, flat, chars, word, splits, ids, unknown, back):
         count = tf.size(flat, out_type=tf.int64)
         words = tf.size(splits, out_type=tf.int64) - 1
-        on_path = _best_path(splits, back, count, single)
+        on_path = _best_path(splits, back, count)
         # A token per path end: its id, its first character.
         length = tf.where(on_path, back, 0)
         token = tf.gather(
@@ -322,17 +303,12 @@ class Viterbi(tf.Module):
         return values, tf.concat([[0], tf.cumsum(per_word)], 0)
 
 
-def _best_path(splits, back, count, single=None):
+def _best_path(splits, back, count):
     """bool `[count]`: the characters that end a piece of the best path,
     walked back from the end of each word (`back[j]`: the length of the
-    last piece of the best path up to `j`). Every character of a `single`
-    word ends a piece (no walk)."""
+    last piece of the best path up to `j`)."""
     last = splits[1:] - 1
     alive = splits[1:] > splits[:-1]
-    on_path = tf.zeros([count], tf.bool)
-    if single is not None:
-        alive &= ~single
-        on_path = tf.gather(single, row_ids(splits))
 
     def walk(current, alive, on_path):
         at = tf.boolean_mask(current, alive)
@@ -346,6 +322,6 @@ def _best_path(splits, back, count, single=None):
     _, _, on_path = tf.while_loop(
         lambda current, alive, on_path: tf.reduce_any(alive),
         walk,
-        (last, alive, on_path),
+        (last, alive, tf.zeros([count], tf.bool)),
     )
     return on_path
