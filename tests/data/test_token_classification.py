@@ -317,32 +317,7 @@ def test_a_keras_hub_bert_tagger_learns_the_ud_tags_and_is_served(ud, tmp_path):
     np.testing.assert_allclose(want["outputs"], direct, rtol=1e-5, atol=1e-5)
     _, hf = load("bert")
     hf.enable_truncation(64)
-    for row, encoding in enumerate(hf.encode_batch(texts)):
-        spans = [
-            [-1, -1] if special else list(span)
-            for span, special in zip(
-                encoding.offsets, encoding.special_tokens_mask
-            )
-        ]
-        size = len(spans)
-        assert want["offsets"][row, :size].tolist() == spans
-        assert (want["offsets"][row, size:] == -1).all()
-    out = tmp_path / "served.npz"
-    report = reload_in_fresh_process(
-        [
-            {
-                "loader": "plain",
-                "path": str(tmp_path / "tagger"),
-                "texts": texts,
-                "out": str(out),
-            }
-        ]
-    )
-    assert not report["errors"]
-    served = np.load(out)
-    for key, value in want.items():
-        np.testing.assert_array_equal(served[f"serve_{key}"], value)
-        np.testing.assert_array_equal(served[f"sig_{key}"], value)
+    check_served_offsets(want, texts, hf, tmp_path)
 
 
 # Slow: a Mistral export and a fresh-process reload (1-2 min); the BERT
@@ -377,6 +352,14 @@ def test_a_mistral_tagger_is_served_with_hugging_face_offsets(tmp_path):
     want = {k: v.numpy() for k, v in module.serve(tf.constant(texts)).items()}
     hf = Tokenizer.from_file(str(path))
     hf.enable_truncation(48)
+    check_served_offsets(want, texts, hf, tmp_path)
+
+
+def check_served_offsets(want, texts, hf, tmp_path):
+    """The offsets `want` that the tagger under `tmp_path / "tagger"`
+    served for `texts` are HF's (`hf`, truncation on; special tokens
+    (-1, -1), padding -1), and the SavedModel reloaded in a process that
+    imports only TensorFlow answers `want` exactly."""
     for row, encoding in enumerate(hf.encode_batch(texts)):
         spans = [
             [-1, -1] if special else list(span)
