@@ -602,3 +602,70 @@ def test_a_200_mb_file_is_read_in_bounded_memory(tmp_path, format):
     assert (count, size) == (RECORDS, 10_000)
     # The whole file would be 200 MB more (and more as Python strings).
     assert after - before < 40_000, (before, after)
+
+
+# A Hugging Face `Dataset` is memory-mapped Arrow: the pages of the file it
+# reads count in the process's resident set until the kernel drops them
+# (they are the file's page cache, not memory the reader holds), so the
+# peak resident set would grow by the file's size however the rows are
+# read. What the reader holds is anonymous memory: `RssAnon`, sampled as
+# the rows go by. `to_iterable_dataset` streams the same file.
+MEASURE_HF = """
+import sys
+import datasets
+from tf_input.data.sources import source_dataset
+
+
+def anon_kib():
+    with open("/proc/self/status") as f:
+        return next(int(x.split()[1]) for x in f if x.startswith("RssAnon"))
+
+
+data = datasets.load_from_disk(sys.argv[1])
+if sys.argv[2] == "iterable":
+    data = data.to_iterable_dataset()
+examples = iter(source_dataset(data, columns="text"))
+size = len(next(examples).numpy())
+before = peak = anon_kib()  # TensorFlow loaded, the first record read
+count = 1
+for count, _ in enumerate(examples, 2):
+    if count % 500 == 0:
+        peak = max(peak, anon_kib())
+print(count, size, before, max(peak, anon_kib()))
+"""
+
+
+# Slow (about 20 s each): 200 MB of Arrow written, then read in a new process.
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["dataset", "iterable"])
+def test_a_200_mb_hugging_face_dataset_is_read_in_bounded_memory(
+    tmp_path, kind
+):
+    import datasets
+
+    def rows():
+        for _ in range(RECORDS):
+            yield {"text": os.urandom(5_000).hex()}
+
+    features = datasets.Features({"text": datasets.Value("string")})
+    data = datasets.Dataset.from_generator(
+        rows, features=features, cache_dir=str(tmp_path / "cache")
+    )
+    data.save_to_disk(str(tmp_path / "saved"))
+    size = sum(f.stat().st_size for f in (tmp_path / "saved").glob("*.arrow"))
+    assert size > 195e6
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE_HF, str(tmp_path / "saved"), kind],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+            "HF_DATASETS_OFFLINE": "1",
+        },
+    ).stdout
+    count, size, before, after = map(int, out.split()[-4:])
+    assert (count, size) == (RECORDS, 10_000)
+    assert after - before < 40_000, (before, after)
