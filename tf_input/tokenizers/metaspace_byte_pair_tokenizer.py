@@ -280,13 +280,6 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
     def _tokenize_with_offsets_batch(self, texts):
         name = type(self).__name__
         self._normalizer.check_alignments(name)
-        if self._words is not None:
-            raise NotImplementedError(
-                f"{name}: offsets with a pre-tokenizer that cuts words "
-                "(a Split, a Metaspace with `split`) are not implemented "
-                "yet; files whose normalizer or Metaspace only puts in the "
-                '"▁"s (Mistral, Llama 2) have them.'
-            )
         if self._token_bytes is None:
             raise NotImplementedError(
                 f"{name}: offsets need `byte_fallback` (without it, an "
@@ -297,12 +290,14 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
     def _offsets_graph(self, raw):
         """`_tokenize_graph`, keeping track of where every character came
         from: `[N]` strings -> ragged ids, byte starts, byte ends and word
-        indices. A token's span is found in the segment the engine merged
-        (the byte lengths of the tokens before it), then in the segment
+        indices. A token's span is found in the word the engine merged
+        (the byte lengths of the tokens before it), then in its segment
+        (the word's start, from the pre-tokenizer), then in the segment
         before the normalizer and the Metaspace (their alignments), then
         in the line (the segment's start), then in the bytes given (the
-        UTF-8 repair). A word is a non-empty segment: the text between
-        added tokens, or an added token."""
+        UTF-8 repair). A word is a word of the pre-tokenizer (Gemma 3's
+        `Split`, a Metaspace with `split`) or, without one, a non-empty
+        segment: the text between added tokens, or an added token."""
         texts = to_valid_utf8(raw)
         segments, per_line, segment_starts, segment_ends = self._added(
             texts, spans=True
@@ -330,14 +325,23 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
             )
             sources = step if sources is None else compose(sources, step)
             rewritten = spaced
-        values, splits = self._engine.encode(
-            tf.where(is_token, segments, rewritten)
-        )
+        inputs = tf.where(is_token, segments, rewritten)
+        if self._words is None:  # a segment is one word
+            word_splits = tf.range(tf.size(inputs, out_type=tf.int64) + 1)
+            word_starts = tf.zeros_like(inputs, tf.int64)
+            words = tf.where(is_token | (tf.strings.length(inputs) > 0), 1, 0)
+        else:
+            words, word_starts = self._words(inputs, is_token, starts=True)
+            word_splits, inputs = words.row_splits, words.flat_values
+            words = tf.ones_like(inputs, tf.int64)
+        values, splits = self._engine.encode(inputs)
         if self._missing_bytes:
             values = check_byte_ids(values)
-        token_segment = row_ids(splits)
+        token_word = row_ids(splits)
+        token_segment = tf.gather(row_ids(word_splits), token_word)
         lengths = tf.gather(self._token_bytes, values)
         starts = _offsets.starts_in_rows(lengths, splits)
+        starts += tf.gather(word_starts, token_word)
         ends = starts + lengths
         if sources is not None:  # else the text is as given
             starts, ends = _offsets.before_rewrite(
@@ -350,16 +354,18 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         starts, ends = _offsets.before_repair(
             raw, texts, starts, ends, token_line
         )
-        words = tf.cumsum(
-            tf.cast(is_token | (tf.strings.length(segments) > 0), tf.int64),
-            exclusive=True,
+        # Words are numbered in their line: the pre-tokenizer's words, or
+        # (without one) the non-empty segments.
+        number = tf.cumsum(tf.cast(words, tf.int64), exclusive=True)
+        first = tf.gather(
+            number, tf.gather(word_splits, tf.gather(per_line, token_line))
         )
-        first = tf.gather(words, tf.gather(per_line, token_line))
-        word_ids = tf.gather(words, token_segment) - first
+        word_ids = tf.gather(number, token_word) - first
+        line_splits = tf.gather(splits, tf.gather(word_splits, per_line))
 
         def rows(x):
             return tf.RaggedTensor.from_row_splits(
-                x, tf.gather(splits, per_line), validate=False
+                x, line_splits, validate=False
             )
 
         return rows(values), rows(starts), rows(ends), rows(word_ids)
