@@ -11,6 +11,7 @@ trained files of test_metaspace_byte_pair.py give the other layouts.
 """
 
 import functools
+import json
 import random
 import unicodedata
 
@@ -27,7 +28,10 @@ from tests.shared_data import requires_shared_data
 from tests.tokenizers.offsets_testing import as_rows
 from tests.tokenizers.offsets_testing import reloaded_offsets
 from tests.tokenizers.test_metaspace_byte_pair import TRICKY
+from tests.tokenizers.test_metaspace_byte_pair import _pair
+from tests.tokenizers.test_metaspace_byte_pair import section
 from tests.tokenizers.test_metaspace_byte_pair import trained
+from tests.tokenizers.test_metaspace_byte_pair import trained_file
 from tf_input.tokenizers import load_tokenizer
 
 pytestmark = requires_shared_data
@@ -127,6 +131,22 @@ def test_trained_layouts_match_hf(layout):
         SPECIAL_CASES + TRICKY + ["the cat sat on it", "a  b   c ", " x\n y"]
     )
     assert_parity(*trained(layout), lines + sample(10))
+
+
+@pytest.mark.parametrize("scheme", ["always", "first"])
+def test_a_splitting_metaspace_matches_hf(scheme):
+    # The generic converter's layout: a Metaspace that cuts before each
+    # "▁", no normalizer.
+    data = json.loads(json.dumps(trained_file()))  # a copy
+    data["normalizer"] = None
+    data["pre_tokenizer"] = section(
+        "pre_tokenizer",
+        hf_tokenizers.pre_tokenizers.Metaspace(
+            prepend_scheme=scheme, split=True
+        ),
+    )
+    lines = SPECIAL_CASES + TRICKY + ["the cat  sat ", " x\n y"]
+    assert_parity(*_pair(json.dumps(data)), lines + sample(5))
 
 
 @pytest.mark.parametrize("layout, match", [("spm", "normalizer|byte_fallback")])
