@@ -109,10 +109,10 @@ class _EagerPath:
         self._empty = None
         self.special_mask = None
 
-    def tokenize_with_offsets(self, tokenizer, batch, unit):
+    def tokenize_with_offsets(self, tokenizer, batch, unit, specials):
         """`Tokenizer._offset_rows` as one traced graph per
         (`add_special_tokens`, `unit`)."""
-        key = (tokenizer.add_special_tokens, unit)
+        key = (specials, unit)
         graph = self._offset_graphs.get(key)
         if graph is None:
 
@@ -336,7 +336,11 @@ class Tokenizer(keras.layers.Layer):
         return (text[None] if rank == 0 else text), rank
 
     def tokenize_with_offsets(
-        self, text, unit: str = "byte", return_word_ids: bool = False
+        self,
+        text,
+        unit: str = "byte",
+        return_word_ids: bool = False,
+        is_split_into_words: bool = False,
     ) -> tuple:
         """Tokenizes, and says where in the text each token is.
 
@@ -363,6 +367,12 @@ class Tokenizer(keras.layers.Layer):
                 pre-tokenizer, an added token being one: HF's
                 `encoding.word_ids`), -1 for a special token added by
                 `add_special_tokens`. Defaults to `False`.
+            is_split_into_words: bool. `text` is words: a list of str (one
+                text), a list of lists of str or a string tensor `[N,
+                None]` (a batch). Each word is tokenized alone, its spans
+                are in the word, and a token's word id is the index of
+                its word in the input (Hugging Face's
+                `is_split_into_words=True`). Defaults to `False`.
 
         Returns:
             `(ids, starts, ends)`, or `(ids, starts, ends, word_ids)`:
@@ -396,14 +406,48 @@ class Tokenizer(keras.layers.Layer):
                 f"unit={unit!r}."
             )
         return_word_ids = check_bool("return_word_ids", return_word_ids)
-        batch, rank = self._batch_of(text, "tokenize_with_offsets")
-        if tf.executing_eagerly():
-            outputs = self._eager.tokenize_with_offsets(self, batch, unit)
+        if check_bool("is_split_into_words", is_split_into_words):
+            outputs, rank = self._offsets_of_words(text, unit)
         else:
-            outputs = self._offset_rows(batch, self.add_special_tokens, unit)
+            batch, rank = self._batch_of(text, "tokenize_with_offsets")
+            outputs = self._offsets_of_texts(
+                batch, unit, self.add_special_tokens
+            )
         if rank == 0:
             outputs = tuple(x[0] for x in outputs)
         return tuple(outputs) if return_word_ids else tuple(outputs[:3])
+
+    def _offsets_of_texts(self, batch, unit, add_special_tokens):
+        if tf.executing_eagerly():
+            return self._eager.tokenize_with_offsets(
+                self, batch, unit, add_special_tokens
+            )
+        return self._offset_rows(batch, add_special_tokens, unit)
+
+    def _offsets_of_words(self, words, unit):
+        """`tokenize_with_offsets(..., is_split_into_words=True)`: every
+        word tokenized alone, the rows of a text's words joined, word ids
+        the words' indices. Returns `(outputs, rank)`: rank 0 for one
+        text (a list of words), 1 for a batch."""
+        words, rank = _words_of(words)
+        ids, starts, ends, _ = self._offsets_of_texts(
+            words.flat_values, unit, False
+        )
+        word = ids.value_rowids()  # the flat index of each token's word
+        first = tf.gather(words.row_splits, words.value_rowids())
+        word_ids = word - tf.gather(first, word)
+        splits = tf.gather(ids.row_splits, words.row_splits)
+        outputs = [
+            tf.RaggedTensor.from_row_splits(x, splits, validate=False)
+            for x in (ids.flat_values, starts.flat_values, ends.flat_values)
+        ]
+        outputs.append(outputs[0].with_flat_values(word_ids))
+        if self.add_special_tokens and (self._start_ids or self._end_ids):
+            outputs = [
+                self._wrap(x, fill)
+                for x, fill in zip(outputs, [None, 0, 0, -1])
+            ]
+        return outputs, rank
 
     def _tokenize_with_offsets_batch(self, texts):
         raise NotImplementedError(
@@ -734,3 +778,50 @@ class Tokenizer(keras.layers.Layer):
         if self.chat_template is not None:
             config["chat_template"] = self.chat_template
         return config
+
+
+def _words_of(words):
+    """`tokenize_with_offsets`'s `is_split_into_words` input -> (string
+    ragged `[N, None]`, rank): rank 0 for one text's words (a list of str
+    or a 1-D tensor), 1 for a batch (a list of lists, a ragged or dense
+    2-D tensor)."""
+    what = (
+        "With `is_split_into_words=True`, `text` is words: a list of str "
+        "(one text), a list of lists of str or a string tensor [N, None] (a "
+        "batch)."
+    )
+    if isinstance(words, (str, bytes)):
+        raise ValueError(f"{what} Received the string {words!r}.")
+    if isinstance(words, (list, tuple)):
+        nested = [isinstance(w, (list, tuple)) for w in words]
+        if any(nested) and not all(nested):
+            raise ValueError(f"{what} Received a list mixing words and lists.")
+        if all(nested) and words:
+            flat = [w for text in words for w in text]
+            lengths = [len(text) for text in words]
+            rank = 1
+        else:
+            flat, lengths, rank = list(words), [len(words)], 0
+        if not all(isinstance(w, (str, bytes)) for w in flat):
+            bad = next(w for w in flat if not isinstance(w, (str, bytes)))
+            raise ValueError(f"{what} Received a word {bad!r}.")
+        values = tf.constant(flat, tf.string, shape=[len(flat)])
+        return tf.RaggedTensor.from_row_lengths(
+            values, tf.constant(lengths, tf.int64)
+        ), rank
+    if isinstance(words, tf.RaggedTensor):
+        ragged = words
+    else:
+        ragged = tf.convert_to_tensor(words)
+    if ragged.dtype != tf.string or ragged.shape.rank not in (1, 2):
+        raise ValueError(
+            f"{what} Received a {ragged.dtype.name} tensor of shape "
+            f"{ragged.shape}."
+        )
+    if ragged.shape.rank == 1:
+        if isinstance(ragged, tf.RaggedTensor):
+            raise ValueError(f"{what} Received a ragged tensor of rank 1.")
+        return tf.RaggedTensor.from_tensor(ragged[None]), 0
+    if not isinstance(ragged, tf.RaggedTensor):
+        ragged = tf.RaggedTensor.from_tensor(ragged)
+    return ragged.with_row_splits_dtype(tf.int64), 1
