@@ -295,6 +295,43 @@ def test_jsonl_sources_and_errors(tiny, tmp_path):
         make_dataset(str(bad), tiny, task="chat", batch_size=4, max_length=9)
 
 
+def test_shards_split_the_conversations(tiny):
+    # Each worker's share: every third conversation, from its index; the
+    # shares hold every row once between them.
+    conversations = sft_conversations(12)
+
+    def rows(shard):
+        ds = make_dataset(
+            conversations,
+            tiny,
+            task="chat",
+            batch_size=4,
+            max_length=128,
+            shard=shard,
+        )
+        policy = ds.options().experimental_distribute.auto_shard_policy
+        sharded = tf.data.experimental.AutoShardPolicy.OFF
+        assert (policy == sharded) == (shard is not None)
+        return sorted(tuple(map(tuple, r)) for b in ds for r in real_rows(*b))
+
+    shares = [rows((3, i)) for i in range(3)]
+    assert [len(share) for share in shares] == [4, 4, 4]
+    assert sorted(sum(shares, [])) == rows(None)
+    want = expected_rows(tiny, conversations[1::3])
+    assert sorted(ids for ids, _ in want) == sorted(
+        list(ids) for ids, _, _ in shares[1]
+    )
+    with pytest.raises(ValueError, match="num_shards"):
+        make_dataset(
+            conversations,
+            tiny,
+            task="chat",
+            batch_size=2,
+            max_length=8,
+            shard=(2, 2),
+        )
+
+
 def test_chat_argument_errors(tiny):
     conversations = chats()
     with pytest.raises(ValueError, match="batching="):

@@ -128,7 +128,7 @@ def _check_shuffle(shuffle):
     )
 
 
-def _check_shard(shard):
+def check_shard(shard):
     if shard is None:
         return None
     if (
@@ -240,7 +240,7 @@ def check_arguments(**given) -> Settings:
         data_service_mode=check_one_of(
             "data_service_mode", given["data_service_mode"], DATA_SERVICE_MODES
         ),
-        shard=_check_shard(given["shard"]),
+        shard=check_shard(given["shard"]),
         count_batches=check_bool(
             "count_batches", given["count_batches"], allow_none=True
         ),

@@ -40,11 +40,13 @@ from tf_input._validation import check_positive_int
 from tf_input.data import packing
 from tf_input.data import records
 from tf_input.data import targets
+from tf_input.data.arguments import check_shard
 from tf_input.data.batching import _fill_rows
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
 from tf_input.data.rows import cut_to_longest
 from tf_input.data.selection import select_features
+from tf_input.data.steps import dataset_options
 from tf_input.tokenizers import chat
 from tf_input.tokenizers._offsets import _ROW
 
@@ -69,8 +71,10 @@ def chat_dataset(
     chunk_size,
     features=None,
     template_kwargs=None,
+    shard=None,
 ):
     """The `make_dataset(task="chat")` dataset (see there)."""
+    shard = check_shard(shard)
     batch_size = check_positive_int("batch_size", batch_size)
     max_length = check_positive_int("max_length", max_length)
     if batching not in CHAT_BATCHINGS:
@@ -116,7 +120,11 @@ def chat_dataset(
         render_rows(template, conversation, variables, unroll_turns, where)
 
     def generate():
-        for where, conversation in conversations():
+        for number, (where, conversation) in enumerate(conversations()):
+            # A worker's share: every `count`-th conversation, unrendered
+            # before it is skipped.
+            if shard is not None and number % shard[0] != shard[1]:
+                continue
             for text, starts, ends in render_rows(
                 template, conversation, variables, unroll_turns, where
             ):
@@ -163,7 +171,7 @@ def chat_dataset(
         separator=[] if batching == "stream" else None,
         chat_counts=counts,
     )
-    return register(dataset, info)
+    return register(dataset.with_options(dataset_options(shard)), info)
 
 
 # --- Python: sources and rendering ------------------------------------------

@@ -27,6 +27,7 @@ from tf_input.data.rows import Rows
 from tf_input.data.sources import as_dataset
 from tf_input.data.steps import apply
 from tf_input.data.steps import batch_lines
+from tf_input.data.steps import dataset_options
 from tf_input.data.steps import plain
 from tf_input.data.steps import shuffle_chunks
 
@@ -435,6 +436,7 @@ def make_dataset(
             chunk_size=chunk_size,
             features=features,
             template_kwargs=chat_template_kwargs,
+            shard=shard,
         )
     for name, value in (
         ("unroll_turns", unroll_turns),
@@ -534,18 +536,20 @@ def make_dataset(
         num_batches=num_batches,
         # `stats` reads the truncation count from the counting twin, so
         # that the batches fed to `fit` carry only features and targets.
-        counting=counted.prefetch(AUTOTUNE).with_options(_options(s.shard)),
+        counting=counted.prefetch(AUTOTUNE).with_options(
+            dataset_options(s.shard)
+        ),
         # A stream has its separators, not the template: a model trained
         # on it is served each text's own tokens.
         add_special_tokens=s.add_special_tokens and s.batching != "stream",
         tokenizer=tokenizer,
         skipped=None if totals is None else int(totals[0]),
         skipping=counter.map(plain(lambda counts: counts[0])).with_options(
-            _options(s.shard)
+            dataset_options(s.shard)
         ),
         separator=(plan.start + plan.end) if s.batching == "stream" else None,
     )
-    return register(dataset.with_options(_options(s.shard)), info)
+    return register(dataset.with_options(dataset_options(s.shard)), info)
 
 
 # The arguments `task="chat"` takes, and their defaults.
@@ -564,6 +568,7 @@ _CHAT_ARGUMENTS = {
     "chat_truncation",
     "chat_template_kwargs",
     "features",
+    "shard",
 }
 _DEFAULTS = {
     "target_tokenizer": None,
@@ -735,29 +740,3 @@ def _numbered(chunks, chunk_size, shard):
         return texts, local * num_shards + index
 
     return chunks.enumerate().map(plain(number))
-
-
-def _options(shard):
-    """The `tf.data.Options` of the returned datasets.
-
-    tf.data's default static rewrites (map parallelisation, prefetch
-    injection, no-op elimination, ...) are off: they change nothing wanted
-    in this pipeline, whose chunk maps are parallel already (an injected
-    `prefetch` after the batches would only add a step per batch), but
-    they rewrite (serialise, optimise and rebuild) the whole dataset graph
-    on every new iterator, i.e. at the start of every epoch of `fit`:
-    about a quarter of the first batch's time (bench_startup.py, in
-    benchmarks/README.md). Only the options
-    of these datasets change, nothing global; transformations a user adds
-    on top are not rewritten either unless they turn the rewrites back on
-    (`ds.with_options(options)` with
-    `options.experimental_optimization.apply_default_optimizations =
-    True`).
-    """
-    options = tf.data.Options()
-    options.experimental_optimization.apply_default_optimizations = False
-    if shard is not None:  # sharded already: tf.distribute must not again
-        options.experimental_distribute.auto_shard_policy = (
-            tf.data.experimental.AutoShardPolicy.OFF
-        )
-    return options

@@ -7,6 +7,7 @@
 * `with_end`: a dataset's elements flagged, then one end element, for the
   `scan`s that must flush their state when the epoch ends.
 * `shuffle_chunks`: the order of chunks and of the rows in each.
+* `dataset_options`: the options of the datasets `make_dataset` returns.
 """
 
 from __future__ import annotations
@@ -127,3 +128,29 @@ def with_end(dataset, end):
     return tf.data.Dataset.zip(dataset, flags).concatenate(
         tf.data.Dataset.from_tensors((end, True))
     )
+
+
+def dataset_options(shard):
+    """The `tf.data.Options` of the returned datasets.
+
+    tf.data's default static rewrites (map parallelisation, prefetch
+    injection, no-op elimination, ...) are off: they change nothing wanted
+    in this pipeline, whose chunk maps are parallel already (an injected
+    `prefetch` after the batches would only add a step per batch), but
+    they rewrite (serialise, optimise and rebuild) the whole dataset graph
+    on every new iterator, i.e. at the start of every epoch of `fit`:
+    about a quarter of the first batch's time (bench_startup.py, in
+    benchmarks/README.md). Only the options
+    of these datasets change, nothing global; transformations a user adds
+    on top are not rewritten either unless they turn the rewrites back on
+    (`ds.with_options(options)` with
+    `options.experimental_optimization.apply_default_optimizations =
+    True`).
+    """
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = False
+    if shard is not None:  # sharded already: tf.distribute must not again
+        options.experimental_distribute.auto_shard_policy = (
+            tf.data.experimental.AutoShardPolicy.OFF
+        )
+    return options
