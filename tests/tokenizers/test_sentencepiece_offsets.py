@@ -1,10 +1,12 @@
-"""`tokenize_with_offsets` of SentencePiece BPE `.model`s against the library.
+"""`tokenize_with_offsets` of SentencePiece `.model`s against the library.
 
 The reference is `sentencepiece` itself: `encode(line, return_type=
 "proto")` gives every piece's id and its byte span `begin`/`end` in the
 input, which `unit="byte"` must equal on every line. `unit="char"` is the
 same span in code points of the Python `str` (the characters its bytes
-touch), and a word starts at every piece that starts with "▁".
+touch), and a word starts at every piece that starts with "▁". BPE models
+(Mistral) take their spans from TF Text's op around the library; unigram
+models (ALBERT, sp-test-ja, botchan) from the core-ops graph.
 """
 
 import functools
@@ -110,8 +112,21 @@ def test_matches_sentencepiece_on_a_sample_of_every_corpus(name=MISTRAL):
     assert_parity(name, lines)
 
 
+@pytest.mark.parametrize("name", UNIGRAM)
+def test_unigram_matches_sentencepiece_on_a_sample_of_every_corpus(name):
+    rng = random.Random(1)
+    lines = [
+        line
+        for _, corpus in sorted(corpora().items())
+        for line in rng.sample(corpus, min(10, len(corpus)))
+    ]
+    assert_parity(name, lines + SPECIAL_CASES)
+    assert_parity(name, INVALID, units=("byte",))
+
+
 @pytest.mark.slow
-def test_matches_sentencepiece_on_every_corpus_line(name=MISTRAL):
+@pytest.mark.parametrize("name", (MISTRAL, *UNIGRAM))
+def test_matches_sentencepiece_on_every_corpus_line(name):
     lines = every_line()
     for start in range(0, len(lines), 4096):
         assert_parity(name, lines[start : start + 4096])
@@ -201,17 +216,27 @@ def _fuzz_bytes():
 @given(st.lists(_fuzz_text(), min_size=1, max_size=8))
 def test_fuzz_against_sentencepiece(lines):
     assert_parity(MISTRAL, lines)
+    assert_parity(UNIGRAM[0], lines)
+
+
+def _no_literal_replacement(raw):
+    # Known limit shared with the ids: a U+FFFD written in a line that
+    # also has invalid bytes is read as one invalid byte.
+    return b"\xef\xbf\xbd" not in raw
 
 
 @pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(
     lines=st.lists(_fuzz_text(), min_size=1, max_size=8),
-    raw=st.lists(_fuzz_bytes(), min_size=1, max_size=4),
+    raw=st.lists(
+        _fuzz_bytes().filter(_no_literal_replacement), min_size=1, max_size=4
+    ),
 )
 def test_fuzz_against_sentencepiece_long(lines, raw):
-    assert_parity(MISTRAL, lines)
-    assert_parity(MISTRAL, raw, units=("byte",))
+    for name in (MISTRAL, *UNIGRAM):
+        assert_parity(name, lines)
+        assert_parity(name, raw, units=("byte",))
 
 
 # --- API --------------------------------------------------------------------
@@ -221,10 +246,39 @@ def test_ids_equal_tokenize():
     assert ids.to_list() == ours(MISTRAL)(lines).to_list()
 
 
-@pytest.mark.parametrize("name", UNIGRAM)
-def test_unigram_models_say_offsets_are_not_there_yet(name):
-    with pytest.raises(NotImplementedError, match="unigram models"):
-        ours(name).tokenize_with_offsets("a")
+@pytest.mark.parametrize("tf_text", [True, False])
+def test_unigram_ids_equal_tokenize_on_either_engine(tf_text):
+    tokenizer = SentencePieceTokenizer(
+        data_path("sentencepiece", UNIGRAM[0]), tf_text_unigram=tf_text
+    )
+    assert tokenizer.uses_core_ops_only == (not tf_text)
+    lines = SPECIAL_CASES + ["Hello there, general Kenobi."]
+    ids = tokenizer.tokenize_with_offsets(lines)[0]
+    assert ids.to_list() == tokenizer(lines).to_list()
+
+
+def test_byte_fallback_unigram_models_say_offsets_are_not_there_yet(tmp_path):
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    proto = model_pb2.ModelProto()
+    proto.ParseFromString(data_path("sentencepiece", UNIGRAM[2]).read_bytes())
+    for b in range(256):
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = f"<0x{b:02X}>", 0.0, 6
+    proto.trainer_spec.byte_fallback = True
+    tokenizer = SentencePieceTokenizer(proto.SerializeToString())
+    with pytest.raises(NotImplementedError, match="byte fallback"):
+        tokenizer.tokenize_with_offsets("a")
+
+
+def test_unigram_saved_model_loads_with_tensorflow_alone(tmp_path):
+    """The unigram offsets graph is core ops only, whichever engine the
+    layer tokenizes with."""
+    got = reloaded_offsets(
+        ours(UNIGRAM[1]), SPECIAL_CASES, tmp_path, unit="byte"
+    )
+    want = reference_rows(UNIGRAM[1], SPECIAL_CASES)
+    assert got == [(i, [list(x) for x in s], w) for i, s, w in want]
 
 
 def test_scalar_and_empty_batch():
@@ -238,22 +292,26 @@ def test_scalar_and_empty_batch():
     assert ids.shape[0] == 0 and starts.shape[0] == 0 and ends.dtype == tf.int64
 
 
-def test_add_special_tokens_wraps_with_empty_spans():
+@pytest.mark.parametrize("name", [MISTRAL, UNIGRAM[2]])
+def test_add_special_tokens_wraps_with_empty_spans(name):
     tokenizer = SentencePieceTokenizer(
-        data_path("sentencepiece", MISTRAL), add_special_tokens=True
+        data_path("sentencepiece", name), add_special_tokens=True
     )
-    sp = reference(MISTRAL)
+    sp = reference(name)
     ids, starts, ends, words = tokenizer.tokenize_with_offsets(
         ["a b"], unit="char", return_word_ids=True
     )
     assert ids.to_list() == [sp.encode(["a b"], add_bos=True, add_eos=True)[0]]
-    assert starts.to_list() == [[0, 0, 1, 0]]
-    assert ends.to_list() == [[0, 1, 3, 0]]
-    assert words.to_list() == [[-1, 0, 1, -1]]
+    ((_, spans, plain_words),) = reference_rows(name, ["a b"], "char")
+    assert starts.to_list() == [[0] + [s for s, _ in spans] + [0]]
+    assert ends.to_list() == [[0] + [e for _, e in spans] + [0]]
+    assert words.to_list() == [[-1] + plain_words + [-1]]
+    if name == MISTRAL:
+        assert spans == [(0, 1), (1, 3)]
 
 
-def test_in_tf_function_and_dataset_map():
-    name = MISTRAL
+@pytest.mark.parametrize("name", [MISTRAL, UNIGRAM[0]])
+def test_in_tf_function_and_dataset_map(name):
     tokenizer = ours(name)
 
     @tf.function

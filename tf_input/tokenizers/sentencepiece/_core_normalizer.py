@@ -19,9 +19,11 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._utf8 import VALID_UTF8
 from tf_input.tokenizers._utf8 import replace_invalid_bytes
+from tf_input.tokenizers._utf8 import utf8_lengths
 from tf_input.tokenizers.hf.normalizers.precompiled import charsmap_rules
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
 from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
@@ -223,6 +225,14 @@ class CoreNormalizer(tf.Module):
 
     def _whitespace(self, pieces, piece_line, lines):
         """The whitespace rules over the pieces of each line."""
+        pieces, content = self._strip_pieces(pieces, piece_line, lines)
+        joined = tf.strings.unsorted_segment_join(pieces, piece_line, lines)
+        return _finish(joined, content, self._model)
+
+    def _strip_pieces(self, pieces, piece_line, lines):
+        """`(pieces, content)`: the pieces without the leading spaces that
+        `remove_extra_whitespaces` drops, and bool `[lines]`, whether a
+        line has content (gets the dummy prefix)."""
         model = self._model
         # Content: a piece other than " " (the heading spaces the library
         # drops before it decides on the dummy prefix).
@@ -266,8 +276,110 @@ class CoreNormalizer(tf.Module):
                     tf.gather_nd(pieces, strip), "^ +", ""
                 ),
             )
+        return pieces, content > 0
+
+    def with_alignments(self, texts):
+        """`[N]` lines -> `(normalized, norm_to_orig)`: the lines as
+        `__call__` normalizes them, and int64 ragged `[N, None]`: for each
+        character of a normalized line, and once more for its end, the
+        byte of the input line where `sentencepiece`'s `norm_to_orig`
+        puts it.
+
+        The library maps every byte a piece of the input (a rule's key, a
+        user-defined piece, a character) writes to the piece's first
+        byte; the dummy prefix to the first piece that is not a space; a
+        line's end to the first of the trailing spaces it removes (or the
+        input's end). Token boundaries fall between characters, so one
+        entry per character is enough.
+        """
+        model = self._model
+        valid = tf.strings.regex_full_match(texts, VALID_UTF8)
+        repaired = replace_invalid_bytes(texts)
+        cps = tf.strings.unicode_decode(repaired, "UTF-8")
+        splits = cps.row_splits
+        count = tf.size(cps.values, out_type=tf.int64)
+        line = row_ids(splits)
+        lines = tf.size(texts, out_type=tf.int64)
+        chars = tf.strings.unicode_encode(cps.values[:, None], "UTF-8")
+        # A U+FFFD that stands for an invalid byte is one byte of input.
+        replaced = tf.equal(cps.values, 0xFFFD) & ~tf.gather(valid, line)
+        code = tf.where(replaced, -1, cps.values)
+        size = tf.where(
+            replaced, tf.constant(1, tf.int64), utf8_lengths(cps.values)
+        )
+        byte = starts_in_rows(size, splits)  # each character's input byte
+        if self.has_rules:
+            length, pieces = self._longest_keys(chars, code, line, count)
+            at = tf.where(_greedy_starts(length, count))[:, 0]
+        else:
+            pieces, at = chars, tf.range(count)
+        pieces = tf.gather(pieces, at)
+        user = tf.where(tf.strings.substr(pieces, 0, 1) == _USER)
+        pieces = tf.tensor_scatter_nd_update(
+            pieces,
+            user,
+            tf.strings.substr(tf.gather_nd(pieces, user), 1, tf.int32.max),
+        )
+        piece_line = tf.gather(line, at)
+        piece_byte = tf.gather(byte, at)
+        # The dummy prefix maps to the first piece that is not a space
+        # (the library drops heading spaces before it).
+        counted = tf.not_equal(pieces, " ")
+        if not model.remove_extra_whitespaces:
+            counted = tf.ones_like(counted)
+        first_content = tf.math.unsorted_segment_min(
+            tf.where(counted, piece_byte, tf.int64.max), piece_line, lines
+        )
+        pieces, content = self._strip_pieces(pieces, piece_line, lines)
         joined = tf.strings.unsorted_segment_join(pieces, piece_line, lines)
-        return _finish(joined, content > 0, model)
+        normalized = _finish(joined, content, model)
+        # Every character a piece writes maps to the piece's first byte.
+        written = tf.cast(tf.strings.length(pieces, unit="UTF8_CHAR"), tf.int64)
+        entries = tf.RaggedTensor.from_value_rowids(
+            tf.repeat(piece_byte, written),
+            tf.repeat(piece_line, written),
+            nrows=lines,
+            validate=False,
+        )
+        if model.add_dummy_prefix and not model.suffix_space:
+            prefix = tf.RaggedTensor.from_row_lengths(
+                tf.boolean_mask(first_content, content),
+                tf.cast(content, tf.int64),
+                validate=False,
+            )
+            entries = tf.concat([prefix, entries], 1)
+        suffix = model.add_dummy_prefix and model.suffix_space
+        # The characters kept (trailing spaces cut off), and the line's
+        # end: the first character cut off, or the input's end.
+        kept = tf.cast(
+            tf.strings.length(normalized, unit="UTF8_CHAR"), tf.int64
+        )
+        if suffix:
+            kept -= tf.cast(content, tf.int64)
+        row = entries.value_rowids()
+        place = tf.range(tf.size(row, out_type=tf.int64)) - tf.gather(
+            entries.row_splits, row
+        )
+        cut = place >= tf.gather(kept, row)
+        end = tf.math.unsorted_segment_min(
+            tf.where(cut, entries.flat_values, tf.int64.max), row, lines
+        )
+        length = tf.cast(tf.strings.length(texts), tf.int64)
+        end = tf.where(end == tf.int64.max, length, end)
+        entries = tf.RaggedTensor.from_value_rowids(
+            tf.boolean_mask(entries.flat_values, ~cut),
+            tf.boolean_mask(row, ~cut),
+            nrows=lines,
+            validate=False,
+        )
+        # The end; with a suffix space, the space (mapped there) first.
+        repeats = (
+            1 + tf.cast(content, tf.int64) if suffix else tf.ones_like(end)
+        )
+        tail = tf.RaggedTensor.from_row_lengths(
+            tf.repeat(end, repeats), repeats, validate=False
+        )
+        return normalized, tf.concat([entries, tail], 1)
 
 
 def _greedy_starts(length, count):

@@ -33,6 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers.sentencepiece._core_normalizer import CoreNormalizer
 from tf_input.tokenizers.sentencepiece._lattice import Lattice
 from tf_input.tokenizers.sentencepiece._lattice import piece_scores
@@ -75,6 +76,11 @@ class CoreUnigramGraph(tf.Module):
             if kind in matched
         )
         self._unk_id = model.unk_id
+        with tf.init_scope():
+            # Each piece's length in characters, for offsets.
+            self._piece_chars = tf.constant(
+                [len(piece) for piece in model.pieces], tf.int64
+            )
         self._byte_ids = None
         if byte_ids is not None:
             with tf.init_scope():
@@ -91,6 +97,41 @@ class CoreUnigramGraph(tf.Module):
         else:
             values, splits = self._by_lines(lines)
         return self._finish(values, splits)
+
+    def tokenize_with_offsets(self, texts):
+        """`[N]` strings -> ragged `[N, None]` int32 ids, and int64 byte
+        begins and ends in the input as `sentencepiece` gives them: the
+        `norm_to_orig` of the token's first and past-the-end normalized
+        characters (`CoreNormalizer.with_alignments`). A run of unknown
+        characters (one unknown token) spans the run. Byte fallback is
+        not supported here (no model at hand to check it against)."""
+        lines, norm_to_orig = self._normalizer.with_alignments(
+            tf.reshape(texts, [-1])
+        )
+        if self._words:
+            values, splits = self._by_words(lines)
+        else:
+            values, splits = self._by_lines(lines)
+        # Before runs of unknown nodes merge, each token covers its
+        # piece's characters, an unknown node one.
+        length = tf.where(
+            values >= 0,
+            tf.gather(self._piece_chars, tf.maximum(values, 0)),
+            1,
+        )
+        begin = starts_in_rows(length, splits)
+        end = begin + length
+        ids = _merge_unknowns(values, splits, self._unk_id)
+        # The token of each node: merged nodes join the token before.
+        token = tf.cumsum(tf.cast(~_repeats(values, splits), tf.int64)) - 1
+        count = tf.size(ids.flat_values, out_type=tf.int64)
+        begin = tf.math.unsorted_segment_min(begin, token, count)
+        end = tf.math.unsorted_segment_max(end, token, count)
+        line = ids.value_rowids()
+        first = tf.gather(norm_to_orig.row_splits, line)
+        begin = tf.gather(norm_to_orig.flat_values, first + begin)
+        end = tf.gather(norm_to_orig.flat_values, first + end)
+        return ids, ids.with_flat_values(begin), ids.with_flat_values(end)
 
     def _by_lines(self, lines):
         """The library's search on each whole line: `(values, splits)`."""
@@ -224,15 +265,20 @@ class CoreUnigramGraph(tf.Module):
         return _expand_bytes(values, splits, self._byte_ids)
 
 
-def _merge_unknowns(values, splits, unk):
-    """Unknown nodes become the unknown id; runs of them merge."""
+def _repeats(values, splits):
+    """bool: the unknown nodes that follow one in the same row."""
     is_unk = values < 0
-    values = tf.where(is_unk, unk, values)
     size = tf.size(values, tf.int64)
     row_start = tf.scatter_nd(
         splits[:, None], tf.ones_like(splits, tf.int32), [size + 1]
     )[:-1]
-    repeat = is_unk & tf.concat([[False], is_unk[:-1]], 0) & (row_start == 0)
+    return is_unk & tf.concat([[False], is_unk[:-1]], 0) & (row_start == 0)
+
+
+def _merge_unknowns(values, splits, unk):
+    """Unknown nodes become the unknown id; runs of them merge."""
+    repeat = _repeats(values, splits)
+    values = tf.where(values < 0, unk, values)
     dropped = tf.searchsorted(
         tf.reshape(tf.where(repeat), [-1]), splits, out_type=tf.int64
     )

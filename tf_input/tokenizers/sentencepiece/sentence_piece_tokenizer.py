@@ -192,6 +192,7 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         model = _parse_model(data, source)
         self.proto = data
         self._model = model
+        self._offsets_engine = None  # see `_core_unigram`
         self._special = {
             name: value
             for name, value in (
@@ -284,23 +285,50 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
         return self._engine.tokenize(texts)
 
     def _tokenize_with_offsets_batch(self, texts):
-        """The `sentencepiece` library's own spans, from TF Text's op
-        around it, for BPE models; the op's ids are checked to be those of
-        `tokenize`. A word starts at each piece that starts with "▁" (or
-        the line's first piece): the words of the text as the library
+        """The `sentencepiece` library's spans (`encode(...,
+        return_type="proto")` `begin` / `end`). Unigram models: from the
+        core-ops graph, whose normalizer says where each normalized
+        character comes from (the library's `norm_to_orig`); BPE models:
+        from TF Text's op around the library, its ids checked to be those
+        of `tokenize`. A word starts at each piece that starts with "▁"
+        (or the line's first piece): the words of the text as the library
         splits it at whitespace."""
         if self._model.model_type != _BPE:
-            raise NotImplementedError(
-                "SentencePieceTokenizer gives offsets for BPE models "
-                "(Mistral, Llama 2) only, not yet for unigram models: the "
-                "spans come from TF Text's sentencepiece op, whose unigram "
-                "search differs from sentencepiece 0.2.3 on a few lines "
-                "(50 of 92,949 shared corpus lines with ALBERT's model), "
-                "so its spans would not fit the ids of `tokenize`."
+            ids, starts, ends = self._core_unigram().tokenize_with_offsets(
+                texts
             )
+        else:
+            ids, starts, ends = self._library_offsets(texts)
+        # The word starts up to each piece, after the line's first piece.
+        count = tf.cumsum(
+            tf.cast(tf.gather(self._word_starts, ids.flat_values), tf.int64)
+        )
+        first = tf.gather(ids.row_splits, ids.value_rowids())
+        words = ids.with_flat_values(count - tf.gather(count, first))
+        return ids, starts, ends, words
+
+    def _core_unigram(self):
+        """The core-ops unigram graph (made on first use when the layer
+        runs TF Text's ops: the same ids)."""
+        if self._byte_ids is not None:
+            raise NotImplementedError(
+                "SentencePieceTokenizer gives offsets for unigram models "
+                "without byte fallback; byte-fallback unigram models are "
+                "not supported yet."
+            )
+        if isinstance(self._engine, CoreUnigramGraph):
+            return self._engine
+        if self._offsets_engine is None:
+            with tf.init_scope():
+                self._offsets_engine = CoreUnigramGraph(self._model, None)
+        return self._offsets_engine
+
+    def _library_offsets(self, texts):
+        """BPE models: TF Text's sentencepiece op (the library itself),
+        its ids checked in the graph to be those of `tokenize`."""
         _require_tf_text(
-            "offsets of a SentencePiece model come from the sentencepiece "
-            "library, on TF Text's op"
+            "offsets of a SentencePiece BPE model come from the "
+            "sentencepiece library, on TF Text's op"
         )
         from tf_input.tokenizers.sentencepiece._tf_text_ops import (
             run_library_with_offsets,
@@ -331,13 +359,7 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
                 ]
             ):
                 ids = ids.with_flat_values(tf.identity(ids.flat_values))
-        # The word starts up to each piece, after the line's first piece.
-        count = tf.cumsum(
-            tf.cast(tf.gather(self._word_starts, ids.flat_values), tf.int64)
-        )
-        first = tf.gather(ids.row_splits, ids.value_rowids())
-        words = ids.with_flat_values(count - tf.gather(count, first))
-        return ids, starts, ends, words
+        return ids, starts, ends
 
     def _detokenize_graph(self, ids):
         return self._decoder(ids)
