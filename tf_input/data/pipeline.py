@@ -435,6 +435,10 @@ def make_dataset(
             chunk_size=chunk_size,
             features=features,
             template_kwargs=chat_template_kwargs,
+            num_buckets=num_buckets,
+            bucket_boundaries=bucket_boundaries,
+            tokens_per_batch=tokens_per_batch,
+            sample_size=sample_size,
         )
     for name, value in (
         ("unroll_turns", unroll_turns),
@@ -564,6 +568,10 @@ _CHAT_ARGUMENTS = {
     "chat_truncation",
     "chat_template_kwargs",
     "features",
+    "num_buckets",
+    "bucket_boundaries",
+    "tokens_per_batch",
+    "sample_size",
 }
 _DEFAULTS = {
     "target_tokenizer": None,
