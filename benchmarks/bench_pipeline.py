@@ -39,12 +39,29 @@ timings per round:
 floor, the tokenizer's output cut into the same batches of 32 with no
 further work (the target: >= 0.9).
 
+Task rows (`--section tasks`): the cost of a task's own work, in steady
+state, against the same pipeline without it, and against the floor:
+
+* `task="mlm"` (seed 0) against `task="encode"` on the same corpus,
+  tokenizer and batching (the same rows and padding; `encode` has no
+  masks and no targets), in `"longest"`, `"max_length"`, `"bucket"` and
+  `"pack"`;
+* `task="chat"` on 300 conversations built from tinyshakespeare's speeches
+  (2-4 exchanges each, a system prompt on every third), the Qwen 3
+  tokenizer.json with a ChatML template (prefix-stable: one row per
+  conversation), against `task="lm"` (no special tokens added) on the
+  same conversations rendered once with `apply_chat_template(...,
+  tokenize=False)`: the same token rows, without the rendering in Python,
+  the offsets and the assistant flags. Its floor is the tokenizer alone on
+  the rendered texts, cut into batches of 32.
+
 Lines/s counts non-empty lines (all pipelines skip or never see empty
 ones); tokens/s counts real tokens, [CLS]/[SEP] included.
 Padding efficiency (real / all positions) and the number of distinct
 batch shapes come from `tf_input.data.stats`.
 
 Run: python benchmarks/bench_pipeline.py [--repeats 5] [--json out.json]
+     [--section all|modes|tasks|mlm|chat]
 """
 
 import argparse
@@ -78,6 +95,16 @@ CORPORA = {
 }
 BATCH_SIZE = 32
 STEADY_LINES = 100_000
+# task="chat": conversations per epoch, and epochs per steady run.
+CONVERSATIONS = 300
+CHAT_EPOCHS = 4
+CHAT_MAX_LENGTH = 512
+# ChatML as Qwen 2.5 writes it (no reasoning rules: prefix-stable).
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+    "<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 def read_lines(path):
@@ -232,10 +259,235 @@ def bucket_optimum(lines, tokenizer, max_length, num_buckets=8):
     return lengths.sum() / padded.sum(), boundaries.tolist()
 
 
+def count_rows(pipelines, specials):
+    """Lines and real tokens of each pipeline (`stats`, and padding
+    efficiency without fill rows); the tokenizer alone's and its batches'
+    from the tokenizer's output, plus `specials` tokens a line."""
+    counts = {}
+    for name, dataset in pipelines.items():
+        if name.startswith(("tokenizer alone,", "hand-out alone")):
+            counts[name] = counts["tokenizer alone"]
+        elif name == "tokenizer alone":
+            tokens = sum(int(x.numpy().sum()) for x in dataset)
+            count = sum(int((x.numpy() > 0).sum()) for x in dataset)
+            counts[name] = dict(
+                real_tokens=tokens + specials * count, lines=count
+            )
+        else:
+            counts[name] = dict(tfd.stats(dataset))
+            counts[name]["no_fill"] = efficiency_without_fill(dataset)
+    return counts
+
+
+def time_rounds(pipelines, repeat, repeats):
+    """`(epoch, steady, latency)`: per pipeline, the seconds of each
+    round's epoch on a fresh iterator, of a steady epoch (`repeat` epochs
+    on one iterator, from its first batch on) and of its first batch; the
+    pipelines interleaved in every round."""
+    once, many = {}, {}
+    for name, dataset in pipelines.items():
+        once[name] = consumer(dataset)
+        many[name] = consumer(dataset.repeat(repeat))
+    epoch = {name: [] for name in pipelines}
+    steady = {name: [] for name in pipelines}
+    latency = {name: [] for name in pipelines}
+    for _ in range(repeats):
+        for name in pipelines:
+            seconds, first = once[name]()
+            epoch[name].append(seconds)
+            latency[name].append(first)
+            # Several epochs on one iterator, from the first batch on:
+            # no start-up (function instantiation, pipeline fill), only
+            # throughput.
+            seconds, first = many[name]()
+            steady[name].append((seconds - first) / repeat)
+    return epoch, steady, latency
+
+
+def round_ratio(times, counts, name, base):
+    """Median over rounds of `name`'s tokens/s over `base`'s, each round's
+    two timed moments apart: steadier than a ratio of medians when the
+    machine is shared."""
+    tokens, base_tokens = (
+        counts[name]["real_tokens"],
+        counts[base]["real_tokens"],
+    )
+    return statistics.median(
+        (tokens / mine) / (base_tokens / other)
+        for mine, other in zip(times[name], times[base])
+    )
+
+
+def speeches(path):
+    """`(speaker, text)` of each speech of tinyshakespeare.txt (blocks of
+    "Speaker:" and its lines, separated by blank lines)."""
+    out = []
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
+        head, _, text = block.strip().partition("\n")
+        if head.endswith(":") and text.strip():
+            out.append((head[:-1], text.strip()))
+    return out
+
+
+def shakespeare_conversations(count=CONVERSATIONS):
+    """`count` conversations of consecutive speeches: the user says one,
+    the assistant answers with the next; 2-4 exchanges, a system prompt
+    on every third."""
+    said = speeches(DATA / "corpora" / "tinyshakespeare.txt")
+    out, at = [], 0
+    for i in range(count):
+        exchanges = 2 + i % 3
+        chat = []
+        if i % 3 == 0:
+            speaker = said[at + 1][0].title()
+            chat.append(
+                {"role": "system", "content": f"You are {speaker}. Answer."}
+            )
+        for k in range(exchanges):
+            chat.append({"role": "user", "content": said[at + 2 * k][1]})
+            chat.append(
+                {"role": "assistant", "content": said[at + 2 * k + 1][1]}
+            )
+        out.append(chat)
+        at += 2 * exchanges
+    return out
+
+
+def print_task_table(pipelines, counts, times, bases, floor):
+    epoch, steady, latency = times
+    print(
+        "| pipeline | steady tokens/s | × without it, steady "
+        "| × floor, steady | × without it, per epoch | first batch ms "
+        "| padding efficiency | shapes |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    rows = []
+    for name in pipelines:
+        base = bases.get(name)
+        row = dict(
+            pipeline=name,
+            steady_tokens_per_s=counts[name]["real_tokens"]
+            / statistics.median(steady[name]),
+            steady_base_ratio=(
+                round_ratio(steady, counts, name, base) if base else None
+            ),
+            steady_floor_ratio=round_ratio(steady, counts, name, floor),
+            epoch_base_ratio=(
+                round_ratio(epoch, counts, name, base) if base else None
+            ),
+            first_batch_ms=1000 * statistics.median(latency[name]),
+            padding_efficiency=counts[name].get("padding_efficiency"),
+            shapes=counts[name].get("shapes"),
+        )
+        rows.append(row)
+
+        def show(value, spec):
+            return "–" if value is None else format(value, spec)
+
+        print(
+            f"| {name} | {row['steady_tokens_per_s']:,.0f} "
+            f"| {show(row['steady_base_ratio'], '.2f')} "
+            f"| {row['steady_floor_ratio']:.2f} "
+            f"| {show(row['epoch_base_ratio'], '.2f')} "
+            f"| {row['first_batch_ms']:.0f} "
+            f"| {show(row['padding_efficiency'], '.3f')} "
+            f"| {show(row['shapes'], 'd')} |"
+        )
+    return rows
+
+
+def task_section(tokenizer, repeats, section):
+    """`task="mlm"` against `"encode"`, `task="chat"` against `"lm"` on
+    the rendered conversations (see the module's docstring); `section`
+    `"mlm"` or `"chat"`: that one alone."""
+    results = []
+    floor = f"tokenizer alone, cut into batches of {BATCH_SIZE}"
+    for corpus, max_length in CORPORA.items():
+        if section == "chat":
+            break
+        lines = read_lines(DATA / "corpora" / corpus)
+        pipelines = {
+            "tokenizer alone": tokenizer_alone(lines, tokenizer),
+            floor: tokenizer_in_batches(lines, tokenizer, max_length),
+        }
+        bases = {}
+        for batching in ("longest", "max_length", "bucket", "pack"):
+            for task, extra in (("encode", {}), ("mlm", {"seed": 0})):
+                name = f"{task} {batching}"
+                pipelines[name] = tfd.make_dataset(
+                    lines,
+                    tokenizer,
+                    task=task,
+                    batch_size=BATCH_SIZE,
+                    max_length=max_length,
+                    batching=batching,
+                    **extra,
+                )
+            bases[f"mlm {batching}"] = f"encode {batching}"
+        counts = count_rows(pipelines, specials=2)
+        repeat = -(-STEADY_LINES // len(lines))
+        times = time_rounds(pipelines, repeat, repeats)
+        print(
+            f'\n## task="mlm" against task="encode": {corpus} '
+            f"(max_length={max_length}; without it: encode)"
+        )
+        for row in print_task_table(pipelines, counts, times, bases, floor):
+            results.append(dict(corpus=corpus, **row))
+
+    if section == "mlm":
+        return results
+    chat_tokenizer = tf_input.load_tokenizer(
+        DATA / "llm" / "qwen3", chat_template=CHATML
+    )
+    conversations = shakespeare_conversations()
+    rendered = [
+        chat_tokenizer.apply_chat_template(c, tokenize=False)
+        for c in conversations
+    ]
+    pipelines = {
+        "tokenizer alone": tokenizer_alone(rendered, chat_tokenizer),
+        floor: tokenizer_in_batches(rendered, chat_tokenizer, CHAT_MAX_LENGTH),
+    }
+    bases = {}
+    for batching in ("longest", "bucket", "pack"):
+        common = dict(
+            batch_size=BATCH_SIZE,
+            max_length=CHAT_MAX_LENGTH,
+            batching=batching,
+        )
+        pipelines[f"lm {batching}"] = tfd.make_dataset(
+            rendered, chat_tokenizer, add_special_tokens=False, **common
+        )
+        pipelines[f"chat {batching}"] = tfd.make_dataset(
+            conversations, chat_tokenizer, task="chat", **common
+        )
+        bases[f"chat {batching}"] = f"lm {batching}"
+    counts = count_rows(pipelines, specials=0)
+    times = time_rounds(pipelines, CHAT_EPOCHS, repeats)
+    weighted = counts["chat longest"]["targets"]
+    print(
+        f'\n## task="chat" against task="lm" on the rendered texts: '
+        f"{len(conversations)} conversations from tinyshakespeare, Qwen 3 "
+        f"tokenizer + ChatML (max_length={CHAT_MAX_LENGTH}; "
+        f"{counts['chat longest']['real_tokens']:,} tokens, {weighted:,} "
+        "of them assistant targets; without it: lm)"
+    )
+    for row in print_task_table(pipelines, counts, times, bases, floor):
+        results.append(dict(corpus="tinyshakespeare conversations", **row))
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument(
+        "--section",
+        choices=("all", "modes", "tasks", "mlm", "chat"),
+        default="all",
+        help="modes: task='lm' in every batching mode; tasks: mlm and chat "
+        "against the same pipeline without them (or mlm, chat alone)",
+    )
     args = parser.parse_args()
     # The corpora keep their blank lines, which every pipeline skips.
     warnings.simplefilter("ignore", tfd.SkippedExamplesWarning)
@@ -251,6 +503,8 @@ def main():
     )
     results = []
     for corpus, max_length in CORPORA.items():
+        if args.section != "all" and args.section != "modes":
+            break
         lines = read_lines(DATA / "corpora" / corpus)
         pipelines = {
             "tokenizer alone": tokenizer_alone(lines, tokenizer),
@@ -283,35 +537,10 @@ def main():
             batching="bucket",
             tokens_per_batch=4096,
         )
-        counts = {}
-        once, many = {}, {}
         # Enough epochs for ~100k lines (~50 chunks) per steady run.
         repeat = -(-STEADY_LINES // len(lines))
-        for name, dataset in pipelines.items():
-            if name.startswith(("tokenizer alone,", "hand-out alone")):
-                counts[name] = counts["tokenizer alone"]
-            elif name == "tokenizer alone":
-                tokens = sum(int(x.numpy().sum()) for x in dataset)
-                count = sum(int((x.numpy() > 0).sum()) for x in dataset)
-                counts[name] = dict(real_tokens=tokens + 2 * count, lines=count)
-            else:
-                counts[name] = dict(tfd.stats(dataset))
-                counts[name]["no_fill"] = efficiency_without_fill(dataset)
-            once[name] = consumer(dataset)
-            many[name] = consumer(dataset.repeat(repeat))
-        epoch = {name: [] for name in pipelines}
-        steady = {name: [] for name in pipelines}
-        latency = {name: [] for name in pipelines}
-        for _ in range(args.repeats):
-            for name in pipelines:
-                seconds, first = once[name]()
-                epoch[name].append(seconds)
-                latency[name].append(first)
-                # Several epochs on one iterator, from the first batch on:
-                # no start-up (function instantiation, pipeline fill), only
-                # throughput.
-                seconds, first = many[name]()
-                steady[name].append((seconds - first) / repeat)
+        counts = count_rows(pipelines, specials=2)
+        epoch, steady, latency = time_rounds(pipelines, repeat, args.repeats)
         lines_count = counts["tokenizer alone"]["lines"]
         print(f"\n## {corpus} (max_length={max_length}, {lines_count} lines)")
         optimum, boundaries = bucket_optimum(lines, tokenizer, max_length)
@@ -380,6 +609,8 @@ def main():
                 f"| {show(row['shapes'], 'd')} "
                 f"| {show(row['truncated'], 'd')} |"
             )
+    if args.section != "modes":
+        results += task_section(tokenizer, args.repeats, args.section)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
 

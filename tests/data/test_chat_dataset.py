@@ -18,6 +18,7 @@ import tf_input
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
 from tf_input.data import make_dataset
+from tf_input.data import pipeline_info
 from tf_input.data import segment_attention_mask
 from tf_input.data import stats
 from tf_input.tokenizers._byte_level import byte_level
@@ -140,7 +141,9 @@ def real_rows(features, labels, weights):
 
 
 # --- Masks by hand ----------------------------------------------------------
-@pytest.mark.parametrize("batching", ["longest", "max_length", "pack"])
+@pytest.mark.parametrize(
+    "batching", ["longest", "max_length", "bucket", "pack"]
+)
 def test_weights_are_exactly_the_assistant_targets(tiny, batching):
     conversations = chats()
     ds = make_dataset(
@@ -334,14 +337,14 @@ def test_shards_split_the_conversations(tiny):
 
 def test_chat_argument_errors(tiny):
     conversations = chats()
-    with pytest.raises(ValueError, match="batching="):
+    with pytest.raises(ValueError, match="batching='sorted'"):
         make_dataset(
             conversations,
             tiny,
             task="chat",
             batch_size=2,
             max_length=8,
-            batching="bucket",
+            batching="sorted",
         )
     with pytest.raises(ValueError, match="chat_truncation"):
         make_dataset(
@@ -391,6 +394,113 @@ def test_chat_argument_errors(tiny):
     with pytest.raises(ValueError, match="conversation 0: .*no user"):
         make_dataset(
             conversations, tiny_copy, task="chat", batch_size=2, max_length=8
+        )
+
+
+# --- Bucketing ---------------------------------------------------------------
+def all_rows(ds):
+    """`(rows, widths)`: every real row of every batch (see `real_rows`),
+    and each batch's `(rows, width)` with the lengths of its real rows."""
+    rows, shapes = [], []
+    for features, labels, weights in ds:
+        mine = real_rows(features, labels, weights)
+        rows += mine
+        shapes.append(
+            (tuple(features["token_ids"].shape), [len(r[0]) for r in mine])
+        )
+    return rows, shapes
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"bucket_boundaries": [24, 40], "tokens_per_batch": 120},
+        {"shuffle": 64, "seed": 3, "chat_truncation": "drop"},
+    ],
+    ids=["chosen", "explicit", "shuffled"],
+)
+def test_bucket_rows_are_the_longest_rows(tiny, kwargs):
+    conversations = sft_conversations(150) + chats()
+    common = dict(task="chat", batch_size=4, max_length=48)
+    truncation = {k: v for k, v in kwargs.items() if k == "chat_truncation"}
+    longest = make_dataset(conversations, tiny, **common, **truncation)
+    bucket = make_dataset(
+        conversations, tiny, batching="bucket", **common, **kwargs
+    )
+    want, _ = all_rows(longest)
+    got, shapes = all_rows(bucket)
+    # The same rows (ids, labels, weights), none lost or repeated.
+    assert sorted(got) == sorted(want)
+    info = pipeline_info(bucket)
+    boundaries = info.boundaries
+    if "bucket_boundaries" in kwargs:
+        assert boundaries == [24, 40, 48]
+        assert info.batch_sizes == [5, 3, 2]
+    else:
+        assert boundaries[-1] == 48 and len(boundaries) <= 8
+    sizes = dict(zip(boundaries, info.batch_sizes))
+    for (rows, width), lengths in shapes:
+        # Each batch padded to a boundary, its rows no longer; only the
+        # last batch can hold fill rows.
+        assert width in boundaries and rows == sizes[width]
+        assert max(lengths) <= width
+    assert sum(rows - len(lengths) for (rows, _), lengths in shapes[:-1]) == 0
+    a, b = stats(longest), stats(bucket)
+    for key in ("real_tokens", "targets", "truncated", "dropped"):
+        assert a[key] == b[key], key
+    assert b["shapes"] <= len(boundaries)
+    assert b["padding_efficiency"] > a["padding_efficiency"]
+    if "chat_truncation" in kwargs:
+        assert b["dropped"] > 0
+    else:
+        assert b["truncated"] > 0
+
+
+def test_bucket_drop_remainder_and_leftovers(tiny):
+    conversations = sft_conversations(40)
+    kwargs = dict(
+        task="chat",
+        batch_size=4,
+        max_length=64,
+        batching="bucket",
+        bucket_boundaries=[30],
+    )
+    _, shapes = all_rows(make_dataset(conversations, tiny, **kwargs))
+    # Rows left over in the short bucket move up: no all-padding row
+    # except in the very last batch.
+    assert all(rows == len(lengths) for (rows, _), lengths in shapes[:-1])
+    dropped = make_dataset(conversations, tiny, drop_remainder=True, **kwargs)
+    _, shapes = all_rows(dropped)
+    assert all(rows == len(lengths) == 4 for (rows, _), lengths in shapes)
+    assert stats(dropped)["fill_rows"] == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (
+            {"bucket_boundaries": [4, 2]},
+            ValueError,
+            r"bucket_boundaries=\[4, 2\]",
+        ),
+        ({"bucket_boundaries": [40]}, ValueError, r"max_length=8"),
+        ({"bucket_boundaries": [2.5]}, TypeError, r"bucket_boundaries="),
+        ({"num_buckets": 0}, ValueError, r"num_buckets=0"),
+        ({"tokens_per_batch": 0}, ValueError, r"tokens_per_batch=0"),
+        ({"sample_size": 0}, ValueError, r"sample_size=0"),
+    ],
+)
+def test_bucket_argument_errors(tiny, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        make_dataset(
+            chats(),
+            tiny,
+            task="chat",
+            batch_size=2,
+            max_length=8,
+            batching="bucket",
+            **kwargs,
         )
 
 

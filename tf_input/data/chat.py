@@ -20,8 +20,9 @@ conversation up to that turn, only that turn weighted.
 
 Labels are next tokens (as `task="lm"`); the weight is 1 where the label
 is an assistant token. A token id and its assistant flag travel through
-packing and streaming as one int32 (`id * 2 + flag`), so those steps are
-the `"lm"` ones.
+packing, bucketing and streaming as one int32 (`id * 2 + flag`), so those
+steps are the `"lm"` ones (`"bucket"` regroups the rows with
+`bucketing.bucket_batches`, `ChatRows` its plan).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import json
 import os
 import pathlib
 
+import numpy as np
 import tensorflow as tf
 
 from tf_input import _feature_names as names
@@ -37,9 +39,11 @@ from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_positive_int
+from tf_input.data import bucketing
 from tf_input.data import packing
 from tf_input.data import records
 from tf_input.data import targets
+from tf_input.data.arguments import check_bucket_boundaries
 from tf_input.data.arguments import check_shard
 from tf_input.data.batching import _fill_rows
 from tf_input.data.info import PipelineInfo
@@ -47,10 +51,11 @@ from tf_input.data.info import register
 from tf_input.data.rows import cut_to_longest
 from tf_input.data.selection import select_features
 from tf_input.data.steps import dataset_options
+from tf_input.data.steps import plain
 from tf_input.tokenizers import chat
 from tf_input.tokenizers._offsets import _ROW
 
-CHAT_BATCHINGS = ("longest", "max_length", "pack", "stream")
+CHAT_BATCHINGS = ("longest", "max_length", "bucket", "pack", "stream")
 CHAT_TRUNCATIONS = ("end", "drop")
 # Conversations rendered when the dataset is made, to check them early.
 _CHECKED = 32
@@ -71,6 +76,10 @@ def chat_dataset(
     chunk_size,
     features=None,
     template_kwargs=None,
+    num_buckets=8,
+    bucket_boundaries=None,
+    tokens_per_batch=None,
+    sample_size=10_000,
     shard=None,
 ):
     """The `make_dataset(task="chat")` dataset (see there)."""
@@ -95,6 +104,14 @@ def chat_dataset(
     chunk_size = check_optional_int("chunk_size", chunk_size, 1) or max(
         4 * batch_size, 64
     )
+    # Checked as for the other tasks (and, as there, used only by
+    # batching="bucket").
+    num_buckets = check_positive_int("num_buckets", num_buckets)
+    bucket_boundaries = check_bucket_boundaries(bucket_boundaries, max_length)
+    tokens_per_batch = check_optional_int(
+        "tokens_per_batch", tokens_per_batch, 1
+    )
+    sample_size = check_positive_int("sample_size", sample_size)
     if template_kwargs is not None and not (
         isinstance(template_kwargs, dict)
         and all(isinstance(k, str) for k in template_kwargs)
@@ -136,17 +153,42 @@ def chat_dataset(
         tf.TensorSpec([None], tf.int64),
     )
     texts = tf.data.Dataset.from_generator(generate, output_signature=signature)
+
+    def tokenize(texts):
+        return texts.ragged_batch(chunk_size).map(
+            lambda text, starts, ends: _tokenize(
+                tokenizer,
+                text,
+                starts,
+                ends,
+                max_length,
+                chat_truncation,
+                batching,
+            ),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+
+    boundaries, batch_sizes = None, [batch_size]
+    if batching == "bucket":
+        boundaries = bucket_boundaries
+        if boundaries is None:
+            # The rows of the first `sample_size` rendered rows, in source
+            # order (before any shuffle).
+            sample = tokenize(texts.take(sample_size))
+            boundaries = bucketing.choose_boundaries(
+                _sample_lengths(sample), num_buckets, max_length
+            )
+        batch_sizes = [batch_size] * len(boundaries)
+        if tokens_per_batch is not None:
+            batch_sizes = [max(1, tokens_per_batch // b) for b in boundaries]
     if shuffle:
         texts = texts.shuffle(shuffle, seed=seed)
-    chunks = texts.ragged_batch(chunk_size).map(
-        lambda text, starts, ends: _tokenize(
-            tokenizer, text, starts, ends, max_length, chat_truncation, batching
-        ),
-        num_parallel_calls=tf.data.AUTOTUNE,
-    )
+    chunks = tokenize(texts)
     counts = chunks.map(lambda rows: rows["counts"])
     if batching == "stream":
         dataset = _stream(chunks, batch_size, max_length, drop_remainder)
+    elif batching == "bucket":
+        dataset = _buckets(chunks, boundaries, batch_sizes, drop_remainder)
     else:
         dataset = _rows(
             chunks, batching, batch_size, max_length, drop_remainder
@@ -161,8 +203,8 @@ def chat_dataset(
         batching=batching,
         max_length=max_length,
         features=features,
-        boundaries=None,
-        batch_sizes=[batch_size],
+        boundaries=boundaries,
+        batch_sizes=batch_sizes,
         num_batches=None,
         counting=None,
         add_special_tokens=False,
@@ -339,12 +381,38 @@ def _tokenize(tokenizer, text, starts, ends, max_length, truncation, batching):
     return {"ids": coded[:, :max_length], "counts": tf.stack([count, zero])}
 
 
+def _sample_lengths(chunks):
+    """The row lengths of a dataset of tokenized chunks, as numpy."""
+    lengths = [rows["ids"].row_lengths().numpy() for rows in chunks]
+    return np.concatenate(lengths) if lengths else np.zeros([0], np.int64)
+
+
 def _decode(coded):
     return tf.bitwise.right_shift(coded, 1), tf.bitwise.bitwise_and(coded, 1)
 
 
 def _shift_left(values):
     return tf.pad(values[:, 1:], [[0, 0], [0, 1]])
+
+
+def _padded(coded, width):
+    """`(features, labels, weights)` of ragged coded rows (one row each),
+    padded to `width` (an int or a scalar tensor)."""
+    if isinstance(width, int):  # static: `[None, width]` batches
+        shape = [None, width]
+    else:
+        shape = tf.stack([coded.nrows(), tf.cast(width, tf.int64)])
+    ids, flags = _decode(coded.to_tensor(0, shape=shape))
+    lengths = coded.row_lengths()
+    labels, weights = targets.lm_targets(ids, lengths)
+    features = {
+        names.TOKEN_IDS: ids,
+        names.PADDING_MASK: tf.sequence_mask(
+            lengths, width, dtype=names.MASK_DTYPE
+        ),
+    }
+    weights *= tf.cast(_shift_left(flags), weights.dtype)
+    return features, labels, weights
 
 
 def _rows(chunks, batching, batch_size, max_length, drop_remainder):
@@ -363,18 +431,9 @@ def _rows(chunks, batching, batch_size, max_length, drop_remainder):
                 names.EXAMPLE_IDS: example_ids,
                 names.POSITIONS: packed["positions"],
             }
-        else:
-            ids, flags = _decode(coded.to_tensor(0, shape=[None, max_length]))
-            lengths = coded.row_lengths()
-            labels, weights = targets.lm_targets(ids, lengths)
-            features = {
-                names.TOKEN_IDS: ids,
-                names.PADDING_MASK: tf.sequence_mask(
-                    lengths, max_length, dtype=names.MASK_DTYPE
-                ),
-            }
-        weights *= tf.cast(_shift_left(flags), weights.dtype)
-        return features, labels, weights
+            weights *= tf.cast(_shift_left(flags), weights.dtype)
+            return features, labels, weights
+        return _padded(coded, max_length)
 
     rows = chunks.map(finish, num_parallel_calls=tf.data.AUTOTUNE)
     if batching == "longest":
@@ -384,6 +443,46 @@ def _rows(chunks, batching, batch_size, max_length, drop_remainder):
         fill = _fill_rows(rows.element_spec, batch_size - 1)
         rows = rows.concatenate(tf.data.Dataset.from_tensors(fill))
     return rows.rebatch(batch_size, drop_remainder=True)
+
+
+class ChatRows:
+    """The rows plan `bucketing.bucket_batches` takes, for chat rows: a
+    row's bucket key is its length, and `finalize` pads the rows of a
+    regrouped chunk as `"longest"` and `"max_length"` pad theirs."""
+
+    masking = None
+
+    def lengths(self, rows):
+        return rows["ids"].row_lengths()
+
+    def finalize(self, rows, length=None, fill=None, epoch=None):
+        del fill, epoch  # no fill rows here; no masks to key
+        coded = rows["ids"]
+        if length is None:
+            length = tf.reduce_max(tf.concat([coded.row_lengths(), [1]], 0))
+        truncated = tf.reduce_sum(tf.cast(rows["truncated"], tf.int32))
+        return (*_padded(coded, length), truncated)
+
+
+def _buckets(chunks, boundaries, batch_sizes, drop_remainder):
+    """`"bucket"`: rows regrouped by length (`bucketing.bucket_batches`),
+    each batch padded to its bucket's boundary. The truncated rows are
+    counted per chunk (`counts`), so each row's flag is False here."""
+
+    def rows_of(rows):
+        coded = rows["ids"]
+        return {"ids": coded, "truncated": tf.zeros([coded.nrows()], tf.bool)}
+
+    dataset, _ = bucketing.bucket_batches(
+        chunks.map(plain(rows_of)),
+        ChatRows(),
+        boundaries=boundaries,
+        batch_sizes=batch_sizes,
+        drop_remainder=drop_remainder,
+        deterministic=None,
+        strip=lambda features, labels, weights: (features, labels, weights),
+    )
+    return dataset
 
 
 def _stream(chunks, batch_size, max_length, drop_remainder):

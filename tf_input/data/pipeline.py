@@ -187,8 +187,10 @@ def make_dataset(
       error: pass `unroll_turns=True` for one row per assistant turn (the
       conversation up to it, only that turn weighted; e.g. Qwen 3, which
       drops the reasoning of earlier turns). `"longest"`, `"max_length"`,
-      `"pack"` or `"stream"` (conversations joined as rendered, no
-      separator added); a conversation longer than `max_length` is cut
+      `"bucket"` (the bucket arguments as for the other tasks; boundaries
+      chosen on the first `sample_size` rendered rows), `"pack"` or
+      `"stream"` (conversations joined as rendered, no separator added);
+      a conversation longer than `max_length` is cut
       from the end (`chat_truncation="end"`) or left out (`"drop"`),
       counted by `stats(ds)["truncated"]` / `["dropped"]` (not with
       `"stream"`, which cuts nothing).
@@ -312,8 +314,8 @@ def make_dataset(
         tokens_per_batch: int or None. In `"bucket"` mode, use
             `max(1, tokens_per_batch // boundary)` rows per batch instead of
             `batch_size`. Defaults to `None`.
-        sample_size: int. Examples read to choose bucket boundaries.
-            Defaults to `10000`.
+        sample_size: int. Examples (for `"chat"`, rendered rows) read to
+            choose bucket boundaries. Defaults to `10000`.
         chunk_size: int or None. Lines tokenized (and, except in
             `"bucket"` mode, padded to `max_length`) per call. Defaults to
             `max(4 * batch_size, min(2048, 2**20 // max_length))`, so that
@@ -436,6 +438,10 @@ def make_dataset(
             chunk_size=chunk_size,
             features=features,
             template_kwargs=chat_template_kwargs,
+            num_buckets=num_buckets,
+            bucket_boundaries=bucket_boundaries,
+            tokens_per_batch=tokens_per_batch,
+            sample_size=sample_size,
             shard=shard,
         )
     for name, value in (
@@ -568,6 +574,10 @@ _CHAT_ARGUMENTS = {
     "chat_truncation",
     "chat_template_kwargs",
     "features",
+    "num_buckets",
+    "bucket_boundaries",
+    "tokens_per_batch",
+    "sample_size",
     "shard",
 }
 _DEFAULTS = {
