@@ -410,7 +410,8 @@ class Tokenizer(keras.layers.Layer):
             f"{type(self).__name__} does not give offsets yet: "
             "`tokenize_with_offsets` is implemented for BytePairTokenizer, "
             "WordPieceTokenizer, MetaspaceBytePairTokenizer, "
-            "VocabularyTokenizer and SentencePieceTokenizer (BPE models)."
+            "UnigramTokenizer, VocabularyTokenizer and "
+            "SentencePieceTokenizer (BPE models)."
         )
 
     def _offset_rows(self, batch, add_special_tokens, unit):
