@@ -16,7 +16,9 @@ lines go through:
   multi-threaded), with Qwen's vocabulary as tiktoken ranks.
 
 `--offsets` instead compares, for GPT-2 (`vocab.json` + `merges.txt`),
-Qwen 3 and BERT uncased (`tokenizer.json`) on WikiText, the steady-state
+Qwen 3, Mistral v0.1, BERT uncased and two Unigram files (ALBERT's and a
+T5 / XLM-R style one, made from ALBERT's `.model`) (`tokenizer.json`) on
+WikiText, the steady-state
 throughput of `tokenize_with_offsets` (byte and character units, with
 word ids) with that of `tokenize`, in the same `tf.data` pipeline, and
 counts the lines whose ids, character offsets and word ids equal HF's.
@@ -184,6 +186,12 @@ def measure_offsets(repeats, limit, selected=None):
                 str(llm / "bert_uncased/tokenizer.json")
             ),
         ),
+        "Unigram tokenizer.json (ALBERT, from its .model)": lambda: (
+            unigram_pair("albert", "albert")
+        ),
+        "Unigram tokenizer.json (T5 / XLM-R style, ALBERT's .model)": (
+            lambda: unigram_pair("albert", "spm")
+        ),
     }
     print("| tokenizer | corpus | lines | tokenize lines/s | offsets (byte) "
           "lines/s | ratio | offsets (char) lines/s | ratio | offsets parity "
@@ -269,6 +277,12 @@ def unigram_json_file(name, kind):
     shared/data holds none."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="bench_unigram_"))
     return unigram_json.write(folder, name, kind)[0]
+
+
+def unigram_pair(name, kind):
+    """Ours and HF's on `unigram_json_file(name, kind)`."""
+    path = unigram_json_file(name, kind)
+    return ours.load_tokenizer(path), tokenizers.Tokenizer.from_file(str(path))
 
 
 def hf_encoder(tok):

@@ -405,15 +405,29 @@ def test_bad_unit_is_a_value_error():
         ours("gpt2").tokenize_with_offsets("x", unit="bytes")
 
 
-def test_other_families_say_offsets_are_not_implemented():
-    import json
-
+def test_a_unigram_tokenizer_json_gives_hf_offsets():
+    """The Unigram family gives offsets too (its full tests:
+    test_unigram_offsets.py)."""
     from tests.tokenizers.test_assets import UNIGRAM_JSON
     from tf_input.tokenizers import UnigramTokenizer
 
-    tokenizer = UnigramTokenizer(json.dumps(UNIGRAM_JSON))
-    with pytest.raises(NotImplementedError, match="UnigramTokenizer"):
-        tokenizer.tokenize_with_offsets("a")
+    spec = dict(UNIGRAM_JSON)
+    spec["added_tokens"] = [
+        {**t, "single_word": False, "lstrip": False, "rstrip": False}
+        for t in spec["added_tokens"]
+    ]
+    text = json.dumps(spec)
+    tokenizer = UnigramTokenizer(text)
+    reference = hf_tokenizers.Tokenizer.from_str(text)
+    lines = ["the cats sat.", "abc  abc<unk>", "", "zz the"]
+    ids, starts, ends, words = tokenizer.tokenize_with_offsets(
+        lines, unit="char", return_word_ids=True
+    )
+    for n, e in enumerate(reference.encode_batch(lines)):
+        assert ids.to_list()[n] == e.ids
+        spans = list(zip(starts.to_list()[n], ends.to_list()[n]))
+        assert spans == [tuple(o) for o in e.offsets]
+        assert words.to_list()[n] == e.word_ids
 
 
 def test_dropped_bytes_as_hf():

@@ -451,10 +451,10 @@ class Tokenizer(keras.layers.Layer):
 
     def _tokenize_with_offsets_batch(self, texts):
         raise NotImplementedError(
-            f"{type(self).__name__} does not give offsets yet: "
-            "`tokenize_with_offsets` is implemented for BytePairTokenizer, "
-            "WordPieceTokenizer, MetaspaceBytePairTokenizer, "
-            "VocabularyTokenizer and SentencePieceTokenizer (BPE models)."
+            f"{type(self).__name__} does not give offsets: "
+            "`tokenize_with_offsets` needs `_tokenize_with_offsets_batch`, "
+            "which every tokenizer family of tf_input implements; a "
+            "subclass of `Tokenizer` implements it to give them."
         )
 
     def _offset_rows(self, batch, add_special_tokens, unit):

@@ -22,6 +22,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
+from tf_input.tokenizers import _offsets
 from tf_input.tokenizers import _unicode
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._utf8 import to_valid_utf8
@@ -214,31 +216,200 @@ class UnigramTokenizer(JsonFileTokenizer):
         words, word_splits = _split_marked(marked)
         return words, word_splits, per_line
 
-    def _ids(self, words):
+    def _ids(self, words, spans=False):
         """`(ids, splits of the ids of each word)`: the Viterbi on the
-        words, the added tokens' ids stitched back between them."""
+        words, the added tokens' ids stitched back between them. With
+        `spans`, also each token's byte start and end in its word (an
+        added token: 0, 0)."""
         token_id = self._placeholder_ids.lookup(words)
         plain = tf.where(token_id < 0)[:, 0]
-        values, word_splits = self._unigram(tf.gather(words, plain))
+        if spans:
+            values, word_splits, *bounds = self._unigram.with_spans(
+                tf.gather(words, plain)
+            )
+        else:
+            values, word_splits = self._unigram(tf.gather(words, plain))
+            bounds = []
         lengths = word_splits[1:] - word_splits[:-1]
         counts = tf.tensor_scatter_nd_update(
             tf.ones_like(token_id, tf.int64), plain[:, None], lengths
         )
         starts = tf.cumsum(counts, exclusive=True)
+        total = tf.reduce_sum(counts)
         out = tf.scatter_nd(
             tf.gather(starts, tf.where(token_id >= 0)[:, 0])[:, None],
             tf.boolean_mask(token_id, token_id >= 0),
-            [tf.reduce_sum(counts)],
+            [total],
         )
         flat_positions = tf.repeat(tf.gather(starts, plain), lengths) + (
             tf.range(tf.size(values, out_type=tf.int64))
             - tf.repeat(word_splits[:-1], lengths)
         )
         out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
-        return out, tf.concat([[0], tf.cumsum(counts)], 0)
+        splits = tf.concat([[0], tf.cumsum(counts)], 0)
+        if not spans:
+            return out, splits
+        bounds = [
+            tf.scatter_nd(flat_positions[:, None], b, [total]) for b in bounds
+        ]
+        return out, splits, *bounds
+
+    # --- Offsets ---------------------------------------------------------
+    def _tokenize_with_offsets_batch(self, texts):
+        self._normalizer.check_alignments(type(self).__name__)
+        return self._offsets_graph(texts)
+
+    def _offsets_graph(self, raw):
+        """`_tokenize_graph`, keeping track of where every character came
+        from: `[N]` strings -> ragged ids, byte starts, byte ends and word
+        indices.
+
+        Each word (a piece of the pre-tokenizer) is cut from a segment
+        (the text between added tokens) after the normalizer: every
+        character of a word knows its character in the normalized segment
+        (the word's start there, less the Metaspace's "▁" in front, which
+        HF aligns with the piece's first character), hence, through the
+        normalizer's sources, its bytes in the segment. A token's span in
+        its word (the Viterbi's) goes back through those, then into the
+        line (the segment's start) and the bytes given (the UTF-8
+        repair). The words are HF's: the non-empty pieces, an added token
+        being one.
+        """
+        texts = to_valid_utf8(raw)
+        segments, per_line, segment_starts, segment_ends = self._added(
+            texts, spans=True
+        )
+        is_token = added_tokens.is_placeholder(segments)
+        plain = tf.where(is_token, "", segments)
+        rewritten, sources = plain, None
+        if self._normalizer:
+            rewritten, sources = self._normalizer.with_sources(plain)
+        if sources is None:
+            sources = tf.ragged.range(_char_lengths(rewritten))
+        text = tf.where(is_token, segments, rewritten)
+        count = tf.size(segments, out_type=tf.int64)
+        # Pieces: the WhitespaceSplit's, or the segments. Their start (in
+        # characters) in the normalized segment.
+        if self._whitespace_split:
+            marked = tf.where(
+                is_token,
+                text,
+                tf.strings.regex_replace(
+                    text, f"({_WHITE_SPACE}+)", _SEP + b"\\1" + _SEP
+                ),
+            )
+            parts, owner, index, start = _parts(marked)
+            # Parts alternate text, white space, text...
+            keep = tf.where((index % 2 == 0) & (tf.strings.length(parts) > 0))[
+                :, 0
+            ]
+            pieces = tf.gather(parts, keep)
+            piece_segment = tf.gather(owner, keep)
+            piece_start = tf.gather(start, keep)
+        else:
+            pieces, piece_segment = text, tf.range(count)
+            piece_start = tf.zeros([count], tf.int64)
+        pieces_of_segments = _splits(piece_segment, count)
+        piece_lines = tf.gather(pieces_of_segments, per_line)
+        piece_is_token = tf.gather(is_token, piece_segment)
+        spaced, prepended, split = pieces, None, True
+        if self._metaspace is not None:
+            split = self._metaspace.split
+            spaced = self._metaspace.apply(pieces, piece_is_token, piece_lines)
+            # 1 where a "▁" went in front.
+            prepended = _char_lengths(spaced) - _char_lengths(pieces)
+        marked = spaced
+        if split:
+            marked = tf.where(
+                piece_is_token,
+                spaced,
+                tf.strings.regex_replace(spaced, SPACE, _SEP + SPACE.encode()),
+            )
+        parts, owner, _, start = _parts(marked)
+        keep = tf.where(tf.strings.length(parts) > 0)[:, 0]
+        words = tf.gather(parts, keep)
+        word_piece = tf.gather(owner, keep)
+        word_start = tf.gather(start, keep)
+        word_segment = tf.gather(piece_segment, word_piece)
+        words_of_segments = _splits(word_segment, count)
+        values, splits, starts, ends = self._ids(words, spans=True)
+        # Each character of a word: its character in the normalized
+        # segment, its source, its bytes in the segment.
+        word_lengths = _char_lengths(words)
+        char_splits = tf.concat([[0], tf.cumsum(word_lengths)], 0)
+        char_word = row_ids(char_splits)
+        at = (
+            tf.range(char_splits[-1])
+            - tf.gather(char_splits, char_word)
+            + tf.gather(word_start, char_word)
+        )  # in the spaced piece
+        char_piece = tf.gather(word_piece, char_word)
+        if prepended is not None:
+            at = tf.maximum(at - tf.gather(prepended, char_piece), 0)
+        at += tf.gather(piece_start, char_piece)
+        char_segment = tf.gather(piece_segment, char_piece)
+        token_char = tf.gather(is_token, char_segment)
+        flat = tf.concat([sources.flat_values, [-1]], 0)
+        source = tf.gather(
+            flat,
+            tf.where(
+                token_char,
+                tf.size(flat, out_type=tf.int64) - 1,
+                tf.gather(sources.row_splits, char_segment) + at,
+            ),
+        )
+        old_starts, old_ends, old_splits = _offsets.valid_char_spans(plain)
+        known = source >= 0
+        old = tf.maximum(source + tf.gather(old_splits, char_segment), 0)
+        old_starts = tf.where(known, tf.gather(old_starts, old), 0)
+        old_ends = tf.where(known, tf.gather(old_ends, old), 0)
+        token_word = row_ids(splits)
+        starts, ends = _offsets.remap(
+            starts, ends, token_word, words, old_starts, old_ends
+        )
+        token_segment = tf.gather(word_segment, token_word)
+        starts, ends = _offsets.in_lines(
+            starts, ends, is_token, segment_starts, segment_ends, token_segment
+        )
+        token_line = tf.gather(row_ids(per_line), token_segment)
+        starts, ends = _offsets.before_repair(
+            raw, texts, starts, ends, token_line
+        )
+        word_lines = tf.gather(words_of_segments, per_line)
+        word_ids = token_word - tf.gather(word_lines, token_line)
+        line_splits = tf.gather(splits, word_lines)
+
+        def rows(x):
+            return tf.RaggedTensor.from_row_splits(
+                x, line_splits, validate=False
+            )
+
+        return rows(values), rows(starts), rows(ends), rows(word_ids)
 
     def _detokenize_graph(self, ids):
         return self._decoder(ids)
+
+
+def _char_lengths(texts):
+    return tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+
+
+def _splits(owner, count):
+    """`[count + 1]` row splits of items whose (sorted) rows are `owner`."""
+    counts = tf.math.unsorted_segment_sum(tf.ones_like(owner), owner, count)
+    return tf.concat([[0], tf.cumsum(counts)], 0)
+
+
+def _parts(marked):
+    """The parts of `[S]` strings cut at `_SEP`, empty ones too: `(parts,
+    owner string, index in it, start in characters in it with the
+    `_SEP`s gone)`."""
+    where, parts, _ = tf.raw_ops.StringSplitV2(input=marked, sep=_SEP)
+    owner, index = where[:, 0], where[:, 1]
+    starts = _offsets.starts_in_rows(
+        _char_lengths(parts), _splits(owner, tf.size(marked, out_type=tf.int64))
+    )
+    return parts, owner, index, starts
 
 
 def _split_marked(marked):

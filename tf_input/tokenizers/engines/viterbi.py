@@ -83,7 +83,31 @@ class Viterbi(tf.Module):
         )
         return ids.values, ids.row_splits
 
-    def _encode(self, words):
+    def with_spans(self, words):
+        """`__call__` and each token's byte span in its word: `[W]` words
+        -> int32 ids, `[W + 1]` splits, int64 starts and ends.
+
+        As HF's `Unigram::tokenize`: a token spans its piece; a fused run
+        of unknown characters is one unknown token spanning the run, and
+        with `byte_fallback` each `<0xXX>` token of a run spans the whole
+        run (not its own byte).
+        """
+        distinct, index = tf.unique(words, out_idx=tf.int64)
+        values, splits, starts, ends = self._encode(distinct, spans=True)
+
+        def per_word(x):
+            rows = tf.RaggedTensor.from_row_splits(x, splits, validate=False)
+            return tf.gather(rows, index)
+
+        ids = per_word(values)
+        return (
+            ids.values,
+            ids.row_splits,
+            per_word(starts).values,
+            per_word(ends).values,
+        )
+
+    def _encode(self, words, spans=False):
         cps = tf.strings.unicode_decode(words, "UTF-8")
         flat = cps.values
         splits = cps.row_splits
@@ -137,7 +161,9 @@ class Viterbi(tf.Module):
             1,
         )
         back = self._search(word, local, splits, scores, exists)
-        return self._tokens(flat, chars, word, splits, ids, unknown, back)
+        return self._tokens(
+            flat, chars, word, splits, ids, unknown, back, spans
+        )
 
     def _search(self, word, local, splits, scores, exists):
         """`back[j]`: the length of the last piece of the best path over
@@ -217,7 +243,7 @@ class Viterbi(tf.Module):
             [count],
         )
 
-    def _tokens(self, flat, chars, word, splits, ids, unknown, back):
+    def _tokens(self, flat, chars, word, splits, ids, unknown, back, spans):
         count = tf.size(flat, out_type=tf.int64)
         words = tf.size(splits, out_type=tf.int64) - 1
         on_path = _best_path(splits, back, count)
@@ -249,16 +275,29 @@ class Viterbi(tf.Module):
             per_word = tf.math.unsorted_segment_sum(
                 tf.ones_like(ends), tf.gather(word, ends), words
             )
-            return values, tf.concat([[0], tf.cumsum(per_word)], 0)
+            out = values, tf.concat([[0], tf.cumsum(per_word)], 0)
+            if spans:
+                starts, stops = _char_spans(
+                    flat, word, splits, end_index, length, fused_away
+                )
+                out += (tf.gather(starts, ends), tf.gather(stops, ends))
+            return out
+        if spans:
+            spans = _char_spans(
+                flat, word, splits, end_index, length, fused_away
+            )
         ends = (end_index, end_unk, fused_away, run, run_count)
         return self._with_bytes(
-            flat, chars, word, words, token, length, node, ends
+            flat, chars, word, words, token, length, node, ends, spans
         )
 
-    def _with_bytes(self, flat, chars, word, words, token, length, node, ends):
+    def _with_bytes(
+        self, flat, chars, word, words, token, length, node, ends, spans
+    ):
         """Byte fallback: a run of unknown tokens is the `<0xXX>` tokens of
         its bytes, unless it is one vocabulary match of the unknown
-        piece's own text (HF looks the fused text up)."""
+        piece's own text (HF looks the fused text up). `spans`: False, or
+        `_char_spans`, whose values the output tokens then take too."""
         end_index, end_unk, fused_away, run, run_count = ends
         count = tf.size(flat, out_type=tf.int64)
         run_safe = tf.maximum(run, 0)
@@ -300,7 +339,39 @@ class Viterbi(tf.Module):
             tf.cast(tf.gather(token, owner), tf.int32),
         )
         per_word = tf.math.unsorted_segment_sum(outputs, word, words)
-        return values, tf.concat([[0], tf.cumsum(per_word)], 0)
+        out = values, tf.concat([[0], tf.cumsum(per_word)], 0)
+        if spans:  # each character's token's span
+            out += tuple(tf.gather(x, owner) for x in spans)
+        return out
+
+
+def _char_spans(flat, word, splits, end_index, length, fused_away):
+    """Per character, the byte span in its word of the token holding it:
+    a piece of the best path, or a whole fused run of unknowns (the path
+    ends `fused_away` join the one before them)."""
+    count = tf.size(flat, out_type=tf.int64)
+    first = end_index - tf.gather(length, end_index) + 1
+    kept = ~fused_away
+    group = (
+        tf.cumsum(
+            tf.scatter_nd(
+                tf.boolean_mask(first, kept)[:, None],
+                tf.ones_like(tf.boolean_mask(first, kept)),
+                [count],
+            )
+        )
+        - 1
+    )
+    groups = tf.reduce_sum(tf.cast(kept, tf.int64))
+    size = utf8_lengths(flat)
+    at = tf.cumsum(size, exclusive=True)
+    local = at - tf.gather(at, tf.gather(splits, word))
+    position = tf.range(count)
+    lo = tf.math.unsorted_segment_min(position, group, groups)
+    hi = tf.math.unsorted_segment_max(position, group, groups)
+    starts = tf.gather(local, lo)
+    stops = tf.gather(local + size, hi)
+    return tf.gather(starts, group), tf.gather(stops, group)
 
 
 def _best_path(splits, back, count):

@@ -26,6 +26,7 @@ from tf_input.tokenizers.hf.normalizers.lowercase import Lowercase
 from tf_input.tokenizers.hf.normalizers.precompiled import CharsmapError
 from tf_input.tokenizers.hf.normalizers.precompiled import Precompiled
 from tf_input.tokenizers.hf.normalizers.precompiled import decode_charsmap
+from tf_input.tokenizers.hf.normalizers.rewrite import RegexRewrite
 from tf_input.tokenizers.hf.normalizers.strip_accents import StripAccents
 from tf_input.tokenizers.hf.normalizers.unicode import FORMS
 from tf_input.tokenizers.hf.normalizers.unicode import UnicodeNormalization
@@ -100,7 +101,7 @@ class Normalizer(tf.Module):
         if kind == "Strip":
             left = check_flag(spec, "strip_left", True, self.where)
             right = check_flag(spec, "strip_right", True, self.where)
-            return lambda texts: _strip(texts, left, right)
+            return _strip(left, right)
         if kind == "Replace":
             return replacement(spec, self.where)
         raise unsupported(
@@ -131,9 +132,7 @@ class Normalizer(tf.Module):
             if not hasattr(op, "with_sources"):
                 raise NotImplementedError(
                     f"{owner}: offsets through a {kind} normalizer are not "
-                    "implemented yet (only NFC, NFD, NFKC, NFKD, Prepend "
-                    "and a Replace of one character by one are). Use "
-                    "`tokenize` for the ids."
+                    "implemented. Use `tokenize` for the ids."
                 )
 
     def with_sources(self, texts):
@@ -199,11 +198,7 @@ def replacement(spec, where):
             '{"String": ...} or {"Regex": ...}. '
             f"Received: {pattern!r}."
         )
-    rewrite = content.replace("\\", "\\\\")
-
-    def replace(texts):
-        return tf.strings.regex_replace(texts, re2, rewrite)
-
+    replace = RegexRewrite(re2, content.replace("\\", "\\\\"))
     if isinstance(pattern, dict) and len(pattern.get("String", "")) == 1:
         if len(content) == 1:
             # One character for one: each stays aligned with itself.
@@ -258,9 +253,10 @@ _LEADING_SPACE = f"^{WHITE_SPACE.re2()}+"
 _TRAILING_SPACE = f"{WHITE_SPACE.re2()}+$"
 
 
-def _strip(texts, left, right):
-    if left:
-        texts = tf.strings.regex_replace(texts, _LEADING_SPACE, "")
-    if right:
-        texts = tf.strings.regex_replace(texts, _TRAILING_SPACE, "")
-    return texts
+def _strip(left, right):
+    """HF's `Strip`: leading and/or trailing White_Space goes; the
+    characters kept keep their alignments."""
+    pattern = "|".join(
+        p for p, on in ((_LEADING_SPACE, left), (_TRAILING_SPACE, right)) if on
+    )
+    return RegexRewrite(pattern, "") if pattern else _SameLength(tf.identity)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
 
@@ -42,6 +43,24 @@ class Lowercase:
             -1,
             key_dtype=tf.int32,
             value_dtype=tf.int32,
+        )
+
+    def with_sources(self, texts):
+        """The lowercased texts and their sources: Rust's lowercase of a
+        character is one character, except U+0130, whose second
+        character ("i" + U+0307) HF inserts after the first (both come
+        from U+0130)."""
+        chars = tf.strings.unicode_decode(texts, "UTF-8")
+        flat = chars.flat_values
+        splits = tf.cast(chars.row_splits, tf.int64)
+        local = tf.range(tf.size(flat, out_type=tf.int64)) - tf.gather(
+            splits, row_ids(splits)
+        )
+        widths = 1 + tf.cast(tf.equal(flat, 0x130), tf.int64)
+        sources = tf.repeat(local, widths)
+        new_splits = tf.gather(tf.concat([[0], tf.cumsum(widths)], 0), splits)
+        return self(texts), tf.RaggedTensor.from_row_splits(
+            sources, new_splits, validate=False
         )
 
     def __call__(self, texts):

@@ -32,6 +32,7 @@ import tensorflow as tf
 
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
 from tf_input.tokenizers._utf8 import utf8_lengths
@@ -189,6 +190,63 @@ class Precompiled(tf.Module):
         return tf.tensor_scatter_nd_update(texts, where, done)
 
     def _normalize(self, texts):
+        out, splits, _ = self._rewrite(texts)
+        return tf.strings.unsorted_segment_join(
+            out, row_ids(splits), tf.size(texts, out_type=tf.int64)
+        )
+
+    def with_sources(self, texts):
+        """The normalized texts and their sources (HF's alignments).
+
+        HF rewrites a text as a list of `(char, change)`: per cluster or
+        character replaced, its new characters with change 0, the last
+        `diff` of them with 1 when it has `diff` more than the old, or the
+        last entry of the list (which may be an earlier one's, when the
+        new text is empty) with `diff` added when it has fewer; a
+        character left alone is `(c, 0)`. Walking the input, an entry
+        with change <= 0 comes from the character at the pointer and
+        moves it `1 - change` characters on; one with change > 0 comes
+        from the character before the pointer (none at 0) and does not
+        move it.
+        """
+        count = tf.size(texts, out_type=tf.int64)
+        if not self.has_rules:
+            return texts, None
+        out, splits, old = self._rewrite(texts)
+        new = tf.strings.unicode_decode(out, "UTF-8")
+        new_count = tf.cast(new.row_lengths(), tf.int64)
+        entry_splits = tf.concat([[0], tf.cumsum(new_count)], 0)
+        owner = row_ids(entry_splits)  # the input character of each entry
+        k = tf.range(entry_splits[-1]) - tf.gather(entry_splits, owner)
+        change = tf.cast(k >= tf.gather(old, owner), tf.int64)
+        # Fewer new characters: the diff goes on the last entry so far, if
+        # the row has one.
+        diff = new_count - old
+        row = row_ids(splits)
+        target = entry_splits[1:] - 1
+        shrinks = (diff < 0) & (
+            target >= tf.gather(entry_splits, tf.gather(splits, row))
+        )
+        change += tf.math.unsorted_segment_sum(
+            tf.where(shrinks, diff, 0),
+            tf.where(shrinks, target, 0),
+            entry_splits[-1],
+        )
+        moves = tf.where(change <= 0, 1 - change, 0)
+        row_splits = tf.gather(entry_splits, splits)
+        pointer = starts_in_rows(moves, row_splits)
+        sources = pointer - tf.cast(change > 0, tf.int64)
+        texts = tf.strings.unsorted_segment_join(out, row, count)
+        return texts, tf.RaggedTensor.from_row_splits(
+            sources, row_splits, validate=False
+        )
+
+    def _rewrite(self, texts):
+        """Per character of `texts`: `(what it becomes, row splits of the
+        characters, how many characters it replaces)`: a cluster looked
+        up whole becomes its value at its first character (which
+        replaces the whole cluster) and "" at the others (which replace
+        none); any other character becomes its own rule or itself."""
         cps = tf.strings.unicode_decode(texts, "UTF-8")
         flat = cps.values
         splits = cps.row_splits
@@ -233,6 +291,9 @@ class Precompiled(tf.Module):
             tf.where(position == 0, tf.gather(value, cluster), ""),
             out,
         )
-        return tf.strings.unsorted_segment_join(
-            out, row_ids(splits), tf.size(texts, out_type=tf.int64)
+        old = tf.where(
+            in_found,
+            tf.where(position == 0, tf.gather(length, cluster), 0),
+            tf.ones_like(position),
         )
+        return out, tf.cast(splits, tf.int64), old

@@ -9,9 +9,8 @@ it; the tests check them against the installed `tokenizers`.
 
 from __future__ import annotations
 
-import tensorflow as tf
-
 from tf_input.tokenizers._unicode import CodePoints
+from tf_input.tokenizers.hf.normalizers.rewrite import RegexRewrite
 
 HF_COMBINING_MARKS = """
 300-36F 483-489 591-5BD 5BF 5C1-5C2 5C4-5C5 5C7 610-61A 64B-65F 670
@@ -50,11 +49,9 @@ ABEC-ABED FB1E FE00-FE0F FE20-FE2F 101FD 102E0 10376-1037A 10A01-10A03
 """
 
 
-class StripAccents:
-    """HF's StripAccents: its combining marks go."""
+class StripAccents(RegexRewrite):
+    """HF's StripAccents: its combining marks go (HF's `filter`: the
+    characters kept keep their alignments)."""
 
     def __init__(self):
-        self.pattern = CodePoints.parse(HF_COMBINING_MARKS).re2()
-
-    def __call__(self, texts):
-        return tf.strings.regex_replace(texts, self.pattern, "")
+        super().__init__(CodePoints.parse(HF_COMBINING_MARKS).re2(), "")
