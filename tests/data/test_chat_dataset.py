@@ -298,6 +298,42 @@ def test_jsonl_sources_and_errors(tiny, tmp_path):
         make_dataset(str(bad), tiny, task="chat", batch_size=4, max_length=9)
 
 
+@pytest.mark.parametrize("kind", ["tokenizer.json", ".model"])
+def test_unigram_tokenizers_weight_the_assistant_targets(kind):
+    # Unigram files give offsets too: a Unigram tokenizer.json, and a
+    # SentencePiece unigram .model (its offsets from the core graph). A
+    # template of plain words: these vocabularies have no ChatML tokens,
+    # and a token across a turn's edge would make the two definitions of
+    # "the assistant's tokens" (ids of prefixes, offsets) differ.
+    template = (
+        "{% for m in messages %} {{ m.role }}: {{ m.content }}.{% endfor %}"
+        "{% if add_generation_prompt %} assistant:{% endif %}"
+    )
+    if kind == ".model":
+        tokenizer = tf_input.tokenizers.SentencePieceTokenizer(
+            data_path("sentencepiece", "sp-test-botchan-unigram-1000.model"),
+            chat_template=template,
+        )
+    else:
+        from tests.tokenizers.test_assets import UNIGRAM_JSON
+
+        tokenizer = tf_input.tokenizers.UnigramTokenizer(
+            json.dumps(UNIGRAM_JSON), chat_template=template
+        )
+    conversations = chats()
+    ds = make_dataset(
+        conversations,
+        tokenizer,
+        task="chat",
+        batch_size=4,
+        max_length=256,
+    )
+    got = real_rows(*next(iter(ds)))
+    want = expected_rows(tokenizer, conversations)
+    assert sorted((ids, w) for ids, _, w in got) == sorted(want)
+    assert sum(sum(w) for _, w in want) >= 6  # three answers, each "."
+
+
 def test_shards_split_the_conversations(tiny):
     # Each worker's share: every third conversation, from its index; the
     # shares hold every row once between them.
@@ -379,11 +415,12 @@ def test_chat_argument_errors(tiny):
         )
     with pytest.raises(TypeError, match="conversations"):
         make_dataset([], tiny, task="chat", batch_size=2, max_length=8)
-    from tests.tokenizers.test_assets import UNIGRAM_JSON
+    from tests.tokenizers.offsets_testing import byte_fallback_unigram_model
 
-    unigram = tf_input.tokenizers.UnigramTokenizer(
-        json.dumps(UNIGRAM_JSON), chat_template=CHATML
+    unigram = tf_input.tokenizers.SentencePieceTokenizer(
+        byte_fallback_unigram_model()
     )
+    unigram.chat_template = CHATML
     with pytest.raises(ValueError, match="character offsets"):
         make_dataset(
             conversations, unigram, task="chat", batch_size=2, max_length=8

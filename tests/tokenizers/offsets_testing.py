@@ -77,3 +77,23 @@ def reloaded_offsets(tokenizer, lines, folder, unit="char", tf_text=False):
         )
         for a, b in zip(splits[:-1], splits[1:])
     ]
+
+
+def byte_fallback_unigram_model():
+    """The bytes of a unigram `.model` with byte fallback (botchan's, with
+    the 256 `<0xXX>` pieces added): no shared model has one."""
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    from tests.shared_data import data_path
+
+    proto = model_pb2.ModelProto()
+    proto.ParseFromString(
+        data_path(
+            "sentencepiece", "sp-test-botchan-unigram-1000.model"
+        ).read_bytes()
+    )
+    for b in range(256):
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = f"<0x{b:02X}>", 0.0, 6
+    proto.trainer_spec.byte_fallback = True
+    return proto.SerializeToString()

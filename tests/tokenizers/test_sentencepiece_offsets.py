@@ -25,6 +25,7 @@ from tests.shared_data import corpora
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
 from tests.tokenizers.offsets_testing import as_rows
+from tests.tokenizers.offsets_testing import byte_fallback_unigram_model
 from tests.tokenizers.offsets_testing import reloaded_offsets
 from tf_input.tokenizers import SentencePieceTokenizer
 
@@ -257,16 +258,8 @@ def test_unigram_ids_equal_tokenize_on_either_engine(tf_text):
     assert ids.to_list() == tokenizer(lines).to_list()
 
 
-def test_byte_fallback_unigram_models_say_offsets_are_not_there_yet(tmp_path):
-    from sentencepiece import sentencepiece_model_pb2 as model_pb2
-
-    proto = model_pb2.ModelProto()
-    proto.ParseFromString(data_path("sentencepiece", UNIGRAM[2]).read_bytes())
-    for b in range(256):
-        piece = proto.pieces.add()
-        piece.piece, piece.score, piece.type = f"<0x{b:02X}>", 0.0, 6
-    proto.trainer_spec.byte_fallback = True
-    tokenizer = SentencePieceTokenizer(proto.SerializeToString())
+def test_byte_fallback_unigram_models_say_offsets_are_not_there_yet():
+    tokenizer = SentencePieceTokenizer(byte_fallback_unigram_model())
     with pytest.raises(NotImplementedError, match="byte fallback"):
         tokenizer.tokenize_with_offsets("a")
 
