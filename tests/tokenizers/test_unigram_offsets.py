@@ -126,6 +126,14 @@ def test_matches_hf_on_a_sample_of_every_corpus(folder, name, kind):
 
 
 @requires_shared_data
+def test_a_batch_with_no_text_character(folder):
+    # Found by the fuzz: only empty lines and an added token, so no
+    # character of text to align.
+    assert_parity(*pair(folder, "albert", "albert"), ["", "", "", "[CLS]"])
+    assert_parity(*pair(folder, "albert", "albert"), ["", "[SEP]"])
+
+
+@requires_shared_data
 @pytest.mark.slow
 @pytest.mark.parametrize("name, kind", ALL)
 def test_matches_hf_on_every_corpus_line(folder, name, kind):

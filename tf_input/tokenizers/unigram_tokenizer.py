@@ -361,8 +361,15 @@ class UnigramTokenizer(JsonFileTokenizer):
         old_starts, old_ends, old_splits = _offsets.valid_char_spans(plain)
         known = source >= 0
         old = tf.maximum(source + tf.gather(old_splits, char_segment), 0)
-        old_starts = tf.where(known, tf.gather(old_starts, old), 0)
-        old_ends = tf.where(known, tf.gather(old_ends, old), 0)
+        # A last entry keeps the gathers in range when no text has a
+        # character (a batch of added tokens and empty lines).
+        pad = tf.zeros([1], tf.int64)
+        old_starts = tf.where(
+            known, tf.gather(tf.concat([old_starts, pad], 0), old), 0
+        )
+        old_ends = tf.where(
+            known, tf.gather(tf.concat([old_ends, pad], 0), old), 0
+        )
         token_word = row_ids(splits)
         starts, ends = _offsets.remap(
             starts, ends, token_word, words, old_starts, old_ends
