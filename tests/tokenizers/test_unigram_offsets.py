@@ -131,6 +131,9 @@ def test_a_batch_with_no_text_character(folder):
     # character of text to align.
     assert_parity(*pair(folder, "albert", "albert"), ["", "", "", "[CLS]"])
     assert_parity(*pair(folder, "albert", "albert"), ["", "[SEP]"])
+    # A control character the normalizer removes: no character left.
+    assert_parity(*pair(folder, "albert", "albert"), ["", "", "", "\x1f"])
+    assert_parity(*pair(folder, "albert", "albert"), ["\x1f", "a\x1f"])
 
 
 @requires_shared_data

@@ -227,11 +227,12 @@ class Precompiled(tf.Module):
         shrinks = (diff < 0) & (
             target >= tf.gather(entry_splits, tf.gather(splits, row))
         )
+        # (The rest go to one more entry, dropped: there may be no entry.)
         change += tf.math.unsorted_segment_sum(
             tf.where(shrinks, diff, 0),
-            tf.where(shrinks, target, 0),
-            entry_splits[-1],
-        )
+            tf.where(shrinks, target, entry_splits[-1]),
+            entry_splits[-1] + 1,
+        )[:-1]
         moves = tf.where(change <= 0, 1 - change, 0)
         row_splits = tf.gather(entry_splits, splits)
         pointer = starts_in_rows(moves, row_splits)
