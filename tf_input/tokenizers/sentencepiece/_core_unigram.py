@@ -4,11 +4,15 @@ The library's normalizer (`_core_normalizer`), its float32 Viterbi search
 (`_lattice`) and its handling of unknown characters, with no TF Text op:
 a SavedModel holding one loads with a plain `import tensorflow`.
 
-The search runs on words, not lines, where that gives the library's ids:
+The search runs on parts of lines ("words"), not whole lines, where that
+gives the library's ids:
 
-* Words. When no piece has "▁" after its first character, every path
-  has a boundary before each "▁", so a line splits there into words,
-  searched independently, each distinct word of the batch once. The
+* Words. Between two characters that no matched piece holds side by
+  side (`_pairs`; with ALBERT's model, 28% of the places between two
+  characters of English text and nearly all in Chinese text), every path
+  has a boundary, so a line
+  splits there into words, searched independently, each distinct word of
+  the batch once, and kept across batches (`engines/word_cache.py`). The
   library adds float32 scores from the line's start, so a word's sums
   start at the score of the line before it, and rounding could turn a
   near tie the other way. The words are searched in float64 with the
@@ -18,10 +22,9 @@ The search runs on words, not lines, where that gives the library's ids:
   any start give the same path (each sum is off by at most half an ulp
   of `M` per addition, and a decision moves only if two candidates move
   together by more than its margin).
-* Lines. A line with a word that fails that test (an exact tie, as "*"
-  "**" against "**" "*" in a run of asterisks) runs the search of the
-  library itself, in float32 over the whole line, as do all lines of a
-  model whose pieces hold "▁" inside.
+* The rest. A word that fails that test (an exact tie, as "*" "**"
+  against "**" "*" in a run of asterisks) runs the search of the library
+  itself, in float32, from the exact float32 score of the line before it.
 
 Unknown nodes then become the unknown id (consecutive ones merged into
 one, as the library does) or, with byte fallback, the ids of their bytes.
@@ -29,20 +32,20 @@ one, as the library does) or, with byte fallback, the ids of their bytes.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
 from tf_input.tokenizers._offsets import starts_in_rows
+from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers.engines.word_cache import WordCache
 from tf_input.tokenizers.sentencepiece._core_normalizer import CoreNormalizer
 from tf_input.tokenizers.sentencepiece._lattice import Lattice
 from tf_input.tokenizers.sentencepiece._lattice import piece_scores
-from tf_input.tokenizers.sentencepiece._proto import _NORMAL
-from tf_input.tokenizers.sentencepiece._proto import _SPACE
-from tf_input.tokenizers.sentencepiece._proto import _UNUSED
-from tf_input.tokenizers.sentencepiece._proto import _USER_DEFINED
 
-_SEP = b"\xfe"  # a word break: never in valid UTF-8
+_PAIR = 1 << 21  # a pair of code points (a, b) is the key a * _PAIR + b
 # float32's unit in the last place is 2 ** (exponent - 23).
 _MANTISSA_BITS = 23
 
@@ -62,19 +65,25 @@ class CoreUnigramGraph(tf.Module):
         self._model = model
         self._normalizer = CoreNormalizer(model)
         self._lattice = Lattice(model)
-        _, scores, unk = piece_scores(model)
+        self._cache = WordCache(_cache_name(model))
+        ids, scores, unk = piece_scores(model)
         self._unk_score = unk
         with tf.init_scope():
             self._scores = tf.constant(scores, tf.float32)
         # Every score lies in [unk, largest]: a sum of n of them, and its
         # float32 roundings, stays within n * `_magnitude`.
         self._magnitude = float(max(abs(unk), float(np.max(scores)))) * 1.01
-        matched = (_NORMAL, _USER_DEFINED, _UNUSED)
-        self._words = not any(
-            _SPACE in piece[1:]
-            for piece, kind in zip(model.pieces, model.types)
-            if kind in matched
-        )
+        # The pairs of characters some matched piece holds side by side:
+        # between any other two, every path has a boundary.
+        pairs = {
+            ord(a) * _PAIR + ord(b)
+            for piece in ids
+            for a, b in zip(piece, piece[1:])
+        }
+        with tf.init_scope():
+            self._pairs = lookup_table(
+                sorted(pairs), [1] * len(pairs), 0, key_dtype=tf.int64
+            )
         self._unk_id = model.unk_id
         with tf.init_scope():
             # Each piece's length in characters, for offsets.
@@ -92,11 +101,7 @@ class CoreUnigramGraph(tf.Module):
     def tokenize(self, texts):
         """`[N]` strings -> ragged `[N, None]` int32 ids."""
         lines = self._normalizer(tf.reshape(texts, [-1]))
-        if self._words:
-            values, splits = self._by_words(lines)
-        else:
-            values, splits = self._by_lines(lines)
-        return self._finish(values, splits)
+        return self._finish(*self._by_words(lines))
 
     def tokenize_with_offsets(self, texts):
         """`[N]` strings -> ragged `[N, None]` int32 ids, and int64 byte
@@ -108,10 +113,7 @@ class CoreUnigramGraph(tf.Module):
         lines, norm_to_orig = self._normalizer.with_alignments(
             tf.reshape(texts, [-1])
         )
-        if self._words:
-            values, splits = self._by_words(lines)
-        else:
-            values, splits = self._by_lines(lines)
+        values, splits = self._by_words(lines)
         # Before runs of unknown nodes merge, each token covers its
         # piece's characters, an unknown node one.
         length = tf.where(
@@ -133,30 +135,35 @@ class CoreUnigramGraph(tf.Module):
         end = tf.gather(norm_to_orig.flat_values, first + end)
         return ids, ids.with_flat_values(begin), ids.with_flat_values(end)
 
-    def _by_lines(self, lines):
-        """The library's search on each whole line: `(values, splits)`."""
-        size = tf.strings.length(lines)
-        full = tf.where(size > 0)[:, 0]
-        values, splits = self._lattice(tf.gather(lines, full))
-        counts = tf.scatter_nd(
-            full[:, None], splits[1:] - splits[:-1], tf.shape(lines, tf.int64)
-        )
-        return values, tf.concat([[0], tf.cumsum(counts)], 0)
-
     def _by_words(self, lines):
-        """Words where their float64 paths are safe, else whole lines."""
-        marked = tf.strings.regex_replace(lines, _SPACE, _SEP + _SPACE.encode())
-        where, words, _ = tf.raw_ops.StringSplitV2(input=marked, sep=_SEP)
-        keep = tf.where(tf.strings.length(words) > 0)[:, 0]
-        words = tf.gather(words, keep)
-        owner = tf.gather(where[:, 0], keep)
+        """The search over the parts of each line between the boundaries
+        every path has (`_pairs`), with float64 paths where they are
+        safe (module docstring): `(values, splits)` of the lines."""
+        cps = tf.strings.unicode_decode(lines, "UTF-8")
+        chars = tf.cast(cps.flat_values, tf.int64)
+        total = tf.size(chars, out_type=tf.int64)
+        first = tf.scatter_nd(
+            cps.row_splits[:-1, None],
+            tf.ones_like(cps.row_splits[:-1]),
+            [total + 1],
+        )[:-1]
+        before = tf.concat([[0], chars[:-1]], 0)
+        cut = (first > 0) | tf.equal(
+            self._pairs.lookup(before * _PAIR + chars), 0
+        )
+        starts = tf.where(cut)[:, 0]
+        units = tf.RaggedTensor.from_row_starts(
+            cps.flat_values, starts, validate=False
+        )
+        words = tf.strings.unicode_encode(units, "UTF-8")
+        size = units.row_lengths()
+        owner = tf.gather(cps.value_rowids(), starts)
         count = tf.size(lines, out_type=tf.int64)
         distinct, index = tf.unique(words, out_idx=tf.int64)
-        values, splits, margin, sizes = self._lattice(distinct, margins=True)
+        values, splits, margin = self._cache(distinct, self._word_search)
         # The bound of every sum up to a word's end: its end's character
         # position in the line + 1, times the largest score magnitude;
         # its float32 ulp.
-        size = tf.gather(sizes, index)
         ends = tf.cumsum(size)
         line_start = tf.math.unsorted_segment_min(ends - size, owner, count)
         end = ends - tf.gather(line_start, owner)
@@ -183,6 +190,12 @@ class CoreUnigramGraph(tf.Module):
         )
         return values, tf.concat([[0], tf.cumsum(counts)], 0)
 
+    def _word_search(self, words):
+        """The float64 search of `words`: ids, splits and the smallest
+        margin on each path (what `WordCache` keeps)."""
+        values, splits, margin, _ = self._lattice(words, margins=True)
+        return values, splits, margin
+
     def _resolve(self, values, splits, pending, occurrences):
         """The words whose float64 path is not certain (`pending`) get the
         library's float32 search, from the score the line has before them:
@@ -192,6 +205,8 @@ class CoreUnigramGraph(tf.Module):
         owner, words, lines = occurrences
         total = tf.size(pending, out_type=tf.int64)
         index = tf.range(total)
+        # Each line's first word.
+        line_first = tf.math.unsorted_segment_min(index, owner, lines)
 
         def round_(values, splits, pending):
             first = tf.math.unsorted_segment_min(
@@ -199,36 +214,26 @@ class CoreUnigramGraph(tf.Module):
             )
             chosen = pending & tf.equal(tf.gather(first, owner), index)
             at = tf.where(chosen)[:, 0]
-            # The sums of each line's tokens, in order, in float32.
-            scores = tf.where(
-                values >= 0,
-                tf.gather(self._scores, tf.maximum(values, 0)),
-                self._unk_score,
-            )
-            token_line = tf.gather(owner, row_ids(splits))
-            per_line = tf.math.unsorted_segment_sum(
-                tf.ones_like(token_line), token_line, lines
-            )
-            line_start = tf.cumsum(per_line, exclusive=True)
-            place = tf.range(tf.size(values, out_type=tf.int64)) - tf.gather(
-                line_start, token_line
-            )
-            width = tf.reduce_max(tf.concat([per_line, [0]], 0))
-            sums = tf.cumsum(
-                tf.scatter_nd(
-                    tf.stack([token_line, place], 1), scores, [lines, width]
-                ),
-                axis=1,
-            )
+            # The float32 sums of the tokens before each chosen word in
+            # its line, in order (`tf.cumsum` along a row is sequential;
+            # the zeros it adds, first and after a row's end, change no
+            # sum).
             line = tf.gather(owner, at)
-            before = tf.gather(splits, at) - tf.gather(line_start, line)
-            bases = tf.where(
-                before > 0,
-                tf.gather_nd(
-                    sums, tf.stack([line, tf.maximum(before - 1, 0)], 1)
-                ),
-                0.0,
+            before = tf.ragged.range(
+                tf.gather(splits, tf.gather(line_first, line)),
+                tf.gather(splits, at),
             )
+            ids = tf.gather(values, before.flat_values)
+            scores = before.with_flat_values(
+                tf.where(
+                    ids >= 0,
+                    tf.gather(self._scores, tf.maximum(ids, 0)),
+                    self._unk_score,
+                )
+            ).to_tensor()
+            start = tf.zeros([tf.shape(scores)[0], 1], scores.dtype)
+            scores = tf.concat([start, scores], 1)
+            bases = tf.cumsum(scores, axis=1)[:, -1]
             new_values, new_splits = self._lattice(
                 tf.gather(words, at), bases=bases
             )
@@ -263,6 +268,17 @@ class CoreUnigramGraph(tf.Module):
         if self._byte_ids is None:
             return _merge_unknowns(values, splits, self._unk_id)
         return _expand_bytes(values, splits, self._byte_ids)
+
+
+def _cache_name(model):
+    """The shared name of a model's word cache: a digest of what the
+    search reads (pieces, scores, types)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for piece in model.pieces:
+        digest.update(piece.encode() + b"\0")
+    digest.update(np.asarray(model.scores, np.float32).tobytes())
+    digest.update(np.asarray(model.types, np.int64).tobytes())
+    return f"tf_input_unigram_words_{digest.hexdigest()}"
 
 
 def _repeats(values, splits):

@@ -1,0 +1,150 @@
+"""`WordCache`: the unigram `.model` core route keeps each word's search
+across batches. Results are the same with and without it, its memory is
+bounded, a fingerprint shared by two words cannot mix them up, and it
+works under concurrent calls, in `tf.data` and in a SavedModel."""
+
+import sentencepiece as spm
+import tensorflow as tf
+
+from tests.shared_data import SHARED_DATA
+from tests.shared_data import requires_shared_data
+from tests.tokenizers.test_sentencepiece import tokenizer_and_reference
+from tf_input.tokenizers import SentencePieceTokenizer
+from tf_input.tokenizers.engines.word_cache import WordCache
+
+
+def _lengths(words):
+    """A stand-in search: each word's ids are its size, repeated size
+    times; its number is a third of its size. Counts its calls."""
+    calls = []
+
+    def search(words):
+        calls.append(words.shape[0])
+        n = tf.strings.length(words)
+        splits = tf.concat([[0], tf.cumsum(tf.cast(n, tf.int64))], 0)
+        return tf.repeat(n, n), splits, tf.cast(n, tf.float64) / 3
+
+    return search, calls
+
+
+def _rows(result):
+    values, splits, numbers = result
+    rows = tf.RaggedTensor.from_row_splits(values, splits).to_list()
+    return rows, numbers.numpy().tolist()
+
+
+def test_a_kept_word_is_not_searched_again():
+    search, calls = _lengths(None)
+    cache = WordCache("tf_input_test_cache_kept")
+    words = tf.constant(["ab", "c", "dddd"])
+    first = _rows(cache(words, search))
+    assert first == ([[2, 2], [1], [4, 4, 4, 4]], [2 / 3, 1 / 3, 4 / 3])
+    assert calls == [3]
+    again = _rows(cache(tf.constant(["dddd", "e", "ab"]), search))
+    assert again == ([[4, 4, 4, 4], [1], [2, 2]], [4 / 3, 1 / 3, 2 / 3])
+    assert calls == [3, 1]  # only "e" was new
+    assert int(cache.size()) == 4
+    empty = _rows(cache(tf.constant([], tf.string), search))
+    assert empty == ([], [])
+
+
+def test_memory_is_bounded():
+    search, _ = _lengths(None)
+    cache = WordCache("tf_input_test_cache_bound", capacity=4, max_bytes=3)
+    cache(tf.constant(["a", "bb", "ccc", "dddd"]), search)
+    # "dddd" is longer than max_bytes: searched, not kept.
+    assert int(cache.size()) == 3
+    cache(tf.constant(["e", "f", "g", "h"]), search)
+    # Below capacity when the batch came: its new words are kept.
+    assert int(cache.size()) == 7
+    cache(tf.constant(["i", "j"]), search)
+    assert int(cache.size()) == 7  # full: nothing more
+    got = _rows(cache(tf.constant(["i", "dddd", "a"]), search))
+    assert got[0] == [[1], [4, 4, 4, 4], [1]]
+
+
+def test_a_fingerprint_shared_by_two_words_does_not_mix_them():
+    # Plant another word's value under the fingerprint of "ab": the
+    # lookup compares the stored word and searches "ab" itself.
+    search, calls = _lengths(None)
+    cache = WordCache("tf_input_test_cache_collision")
+    cache(tf.constant(["xyz"]), search)
+    key = tf.bitcast(tf.fingerprint(tf.constant(["xyz"])), tf.int64)
+    value = cache._table.lookup(key)
+    target = tf.bitcast(tf.fingerprint(tf.constant(["ab"])), tf.int64)
+    cache._table.insert(target, value)
+    got = _rows(cache(tf.constant(["ab", "xyz"]), search))
+    assert got == ([[2, 2], [3, 3, 3]], [2 / 3, 1.0])
+    assert calls == [1, 1]
+
+
+def test_builds_of_one_model_share_one_cache():
+    tokenizer, _ = tokenizer_and_reference("unigram")
+    first = SentencePieceTokenizer(tokenizer.proto, tf_text_unigram=False)
+    first(tf.constant(["a few words, once"]))
+    graph = first._engine
+    size = int(graph._cache.size())
+    assert size > 0
+    second = SentencePieceTokenizer(tokenizer.proto, tf_text_unigram=False)
+    assert int(second._engine._cache.size()) == size
+
+
+def _corpus_lines(count):
+    lines = []
+    for corpus in ("wikitext-2-raw-test.txt", "hongloumeng.txt"):
+        text = (SHARED_DATA / "corpora" / corpus).read_text("utf-8")
+        lines += text.split("\n")[:count]
+    return lines
+
+
+@requires_shared_data
+def test_same_ids_with_and_without_the_cache():
+    data = (
+        SHARED_DATA / "sentencepiece" / "albert-base-v2-spiece.model"
+    ).read_bytes()
+    reference = spm.SentencePieceProcessor(model_proto=data)
+    cached = SentencePieceTokenizer(data, tf_text_unigram=False)
+    plain = SentencePieceTokenizer(data, tf_text_unigram=False)
+    plain._engine._cache = WordCache("tf_input_test_cache_off", capacity=0)
+    lines = _corpus_lines(60)
+    expected = reference.encode(lines)
+    # Twice: the second pass reads every word from the cache.
+    for _ in range(2):
+        assert cached(tf.constant(lines)).to_list() == expected
+    assert plain(tf.constant(lines)).to_list() == expected
+    assert int(plain._engine._cache.size()) == 0
+    # Offsets read the same cache.
+    ids, _, _ = cached.tokenize_with_offsets(tf.constant(lines))
+    assert ids.to_list() == expected
+
+
+@requires_shared_data
+def test_concurrent_calls_in_tf_data_and_a_saved_model(tmp_path):
+    data = (
+        SHARED_DATA / "sentencepiece" / "sp-test-botchan-unigram-1000.model"
+    ).read_bytes()
+    reference = spm.SentencePieceProcessor(model_proto=data)
+    tokenizer = SentencePieceTokenizer(data, tf_text_unigram=False)
+    lines = _corpus_lines(80)
+    batches = (
+        tf.data.Dataset.from_tensor_slices(lines)
+        .batch(8)
+        .repeat(3)
+        .map(tokenizer, num_parallel_calls=4, deterministic=True)
+    )
+    got = [row for batch in batches for row in batch.to_list()]
+    assert got == reference.encode(lines) * 3
+
+    module = tf.Module()
+    module.tokenizer = tokenizer
+    module.serve = tf.function(
+        lambda texts: tokenizer(texts).to_tensor(-1),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    tf.saved_model.save(module, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    for _ in range(2):
+        served = loaded.serve(tf.constant(lines)).numpy().tolist()
+        assert [[i for i in row if i >= 0] for row in served] == (
+            reference.encode(lines)
+        )

@@ -1,0 +1,169 @@
+"""A bounded cache of each word's search result, kept across batches.
+
+A unigram search costs one loop step per character for every distinct
+word of a batch, though most words of a corpus come back in every batch.
+`WordCache` keeps, per word, the ids of its best path and one float64 (the
+search's margin, where it has one) in a `MutableHashTable`: a batch
+searches only the words it has not seen before. HF's BPE keeps such a word
+cache too.
+
+* Results are the same with and without it: a word's search depends on
+  the word alone, so a kept result is the result (tested on the corpora).
+* Memory is bounded: only words of at most `max_bytes` bytes are kept,
+  and only while the table holds fewer than `capacity` words (a batch may
+  take it past by its own new words, no further). Nothing is evicted, so
+  a kept entry never changes.
+* Concurrent calls (`tf.data`'s parallel map, a served model's threads)
+  may search the same new word at once and insert the same value: the
+  table locks each insert, and equal values make the order irrelevant.
+* The table is named after its owner's content, as `_tables` names the
+  static tables: every build of the same tokenizer in a process shares
+  one cache (no growth per build), a `tf.data` graph sent to a tf.data
+  service worker refers to it by name, and a SavedModel recreates it empty
+  (its contents are not saved: `checkpoint=False`).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+_NUMBER_BYTES = 8  # the float64
+_SIZE_BYTES = 4  # the word's size in bytes, int32
+_HEAD = _NUMBER_BYTES + _SIZE_BYTES  # where the word starts
+_ID_BYTES = 4  # int32 ids
+# What a lookup of a word not kept gives: a head whose size is -1.
+_MISSING = bytes(_NUMBER_BYTES) + b"\xff" * _SIZE_BYTES
+
+
+class _NamedMutableHashTable(tf.lookup.experimental.MutableHashTable):
+    """A `MutableHashTable` from int64 to strings under a given name."""
+
+    def __init__(self, shared_name):
+        self._given_name = shared_name
+        super().__init__(tf.int64, tf.string, _MISSING, checkpoint=False)
+
+    def _create_resource(self):
+        self._shared_name = self._given_name
+        return super()._create_resource()
+
+
+class WordCache(tf.Module):
+    """Each word's ids (and one float64) from `search`, kept across calls.
+
+    TensorFlow has no string-to-string hash table: the table's key is the
+    word's 64-bit fingerprint, and its value holds the word itself, which
+    a lookup compares, so two words with one fingerprint cannot mix up
+    their ids (the second is searched, and may replace the first).
+
+    Args:
+        name: the shared name of the table: unique to the owner's content
+            (a digest), so equal owners share it.
+        capacity: int, the words kept before it stops taking new ones.
+        max_bytes: int, the longest word (in UTF-8 bytes) that is kept.
+    """
+
+    def __init__(self, name, capacity=1 << 16, max_bytes=64):
+        super().__init__()
+        self.capacity = int(capacity)
+        self.max_bytes = int(max_bytes)
+        with tf.init_scope():
+            self._table = _NamedMutableHashTable(name)
+            # Each byte value as a one-byte string, to build values from.
+            self._bytes = tf.constant([bytes([b]) for b in range(256)])
+
+    def size(self):
+        return self._table.size()
+
+    def __call__(self, words, search):
+        """`search`'s result for `[W]` distinct words, searching only the
+        words not kept yet.
+
+        `search(words)` -> `(int32 values, [n + 1] int64 splits, [n]
+        float64)`: each word's ids and one number. Returns the same for
+        all `words`.
+        """
+        keys = tf.bitcast(tf.fingerprint(words), tf.int64)
+        found = self._table.lookup(keys)
+        size = tf.strings.length(words)
+        stored = tf.strings.substr(found, tf.fill(tf.shape(size), _HEAD), size)
+        hit = tf.equal(_stored_size(found), size) & tf.equal(stored, words)
+        missing = tf.where(~hit)[:, 0]
+        new = tf.gather(words, missing)
+        encoded = self._encode(new, *search(new))
+        keep = tf.gather(size, missing) <= self.max_bytes
+        insert = tf.cond(
+            self._table.size() < self.capacity,
+            lambda: self._table.insert(
+                tf.boolean_mask(tf.gather(keys, missing), keep),
+                tf.boolean_mask(encoded, keep),
+            ),
+            tf.no_op,
+        )
+        with tf.control_dependencies([insert]):
+            found = tf.tensor_scatter_nd_update(
+                found, missing[:, None], encoded
+            )
+        return _decode(tf.reshape(found, tf.shape(words)), size)
+
+    def _encode(self, words, values, splits, numbers):
+        """One string per word: its float64, its size (int32), the word,
+        then its int32 ids."""
+
+        def raw(x, width):
+            return tf.RaggedTensor.from_tensor(
+                tf.reshape(tf.bitcast(x, tf.uint8), [-1, width])
+            )
+
+        head = tf.concat(
+            [
+                raw(numbers, _NUMBER_BYTES),
+                raw(tf.strings.length(words), _SIZE_BYTES),
+            ],
+            1,
+        )
+        ids = tf.RaggedTensor.from_row_splits(
+            tf.reshape(tf.bitcast(values, tf.uint8), [-1]),
+            splits * _ID_BYTES,
+            validate=False,
+        )
+        head = head.with_flat_values(
+            tf.gather(self._bytes, tf.cast(head.flat_values, tf.int32))
+        )
+        ids = ids.with_flat_values(
+            tf.gather(self._bytes, tf.cast(ids.flat_values, tf.int32))
+        )
+        return tf.strings.join(
+            [
+                tf.strings.reduce_join(head, axis=1),
+                words,
+                tf.strings.reduce_join(ids, axis=1),
+            ]
+        )
+
+
+def _stored_size(found):
+    """The word size a value holds (-1: none)."""
+    raw = tf.io.decode_raw(
+        tf.strings.substr(found, _NUMBER_BYTES, _SIZE_BYTES),
+        tf.uint8,
+        fixed_length=_SIZE_BYTES,
+    )
+    return tf.bitcast(tf.reshape(raw, [-1, _SIZE_BYTES]), tf.int32)
+
+
+def _decode(encoded, size):
+    """`_encode`'s strings of words of `size` bytes -> (int32 values,
+    int64 splits, float64)."""
+    numbers = tf.io.decode_raw(
+        tf.strings.substr(encoded, 0, _NUMBER_BYTES),
+        tf.uint8,
+        fixed_length=_NUMBER_BYTES,
+    )
+    numbers = tf.bitcast(tf.reshape(numbers, [-1, _NUMBER_BYTES]), tf.float64)
+    start = _HEAD + size
+    body = tf.strings.substr(encoded, start, tf.strings.length(encoded) - start)
+    raw = tf.io.decode_raw(tf.strings.reduce_join(body), tf.uint8)
+    values = tf.bitcast(tf.reshape(raw, [-1, _ID_BYTES]), tf.int32)
+    counts = tf.cast(tf.strings.length(body) // _ID_BYTES, tf.int64)
+    splits = tf.concat([[0], tf.cumsum(counts)], 0)
+    return values, splits, numbers
