@@ -148,3 +148,64 @@ def test_concurrent_calls_in_tf_data_and_a_saved_model(tmp_path):
         assert [[i for i in row if i >= 0] for row in served] == (
             reference.encode(lines)
         )
+
+
+# --- Byte-level BPE: the merge loop's words ---------------------------------
+def _qwen3():
+    from tf_input.tokenizers import load_tokenizer
+
+    path = SHARED_DATA / "llm" / "qwen3" / "tokenizer.json"
+    return load_tokenizer(str(path)), path
+
+
+@requires_shared_data
+def test_byte_level_bpe_same_ids_with_and_without_the_cache():
+    import tokenizers
+
+    tokenizer, path = _qwen3()
+    plain, _ = _qwen3()
+    plain._engine._cache = WordCache("tf_input_test_cache_bpe_off", capacity=0)
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    lines = _corpus_lines(60)
+    expected = [
+        e.ids for e in reference.encode_batch(lines, add_special_tokens=False)
+    ]
+    for _ in range(2):
+        assert tokenizer(tf.constant(lines)).to_list() == expected
+    assert int(tokenizer._engine._cache.size()) > 0
+    assert plain(tf.constant(lines)).to_list() == expected
+    assert int(plain._engine._cache.size()) == 0
+    # Parallel calls in tf.data share the cache.
+    batches = (
+        tf.data.Dataset.from_tensor_slices(lines)
+        .batch(8)
+        .repeat(3)
+        .map(tokenizer, num_parallel_calls=4, deterministic=True)
+    )
+    got = [row for batch in batches for row in batch.to_list()]
+    assert got == expected * 3
+
+
+@requires_shared_data
+def test_a_cached_tokenizer_runs_on_a_tf_data_service_worker():
+    from tf_input.data import make_dataset
+
+    tokenizer, _ = _qwen3()
+    lines = [line for line in _corpus_lines(30) if line.strip()]
+    dispatcher = tf.data.experimental.service.DispatchServer()
+    address = dispatcher.target.split("://")[1]
+    worker = tf.data.experimental.service.WorkerServer(
+        tf.data.experimental.service.WorkerConfig(dispatcher_address=address)
+    )
+    kwargs = dict(batch_size=4, max_length=32, batching="pack")
+    local = make_dataset(lines, tokenizer, **kwargs)
+    remote = make_dataset(
+        lines, tokenizer, data_service=dispatcher.target, **kwargs
+    )
+    for want, got in zip(local, remote, strict=True):
+        for name in want[0]:
+            assert (
+                want[0][name].numpy().tolist() == got[0][name].numpy().tolist()
+            )
+        assert want[1].numpy().tolist() == got[1].numpy().tolist()
+    del worker, dispatcher

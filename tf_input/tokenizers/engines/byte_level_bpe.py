@@ -33,6 +33,8 @@ from tf_input.tokenizers.engines import merge
 from tf_input.tokenizers.engines._ops import take
 from tf_input.tokenizers.engines.whole_characters import start_from_characters
 from tf_input.tokenizers.engines.whole_characters import whole_characters
+from tf_input.tokenizers.engines.word_cache import WordCache
+from tf_input.tokenizers.engines.word_cache import content_name
 
 
 class ByteLevelBPE(tf.Module):
@@ -112,6 +114,17 @@ class ByteLevelBPE(tf.Module):
                 tf.constant(left.reshape(-1)),
                 tf.constant(right.reshape(-1)),
             )
+        # BPE of a word depends on these alone (extra words are looked up
+        # before): every build of the same file shares one word cache.
+        self._cache = WordCache(
+            content_name(
+                "bpe_words",
+                token_bytes,
+                np.asarray(byte_ids, np.int64),
+                np.asarray(merge_ids, np.int64),
+                np.asarray(ranks, np.int64),
+            )
+        )
         words = candidates if ignore_merges else whole
         texts, ids = extra_words
         self._word_table = lookup_table(
@@ -155,9 +168,20 @@ class ByteLevelBPE(tf.Module):
     def encode(self, words):
         """`[W]` byte-level words -> ragged `[W, None]` int32 ids."""
         values, splits = merge.lookup_or_merge(
-            words, self._word_table, _if_any(self._merge_chunks)
+            words, self._word_table, _if_any(self._kept_or_merged)
         )
         return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
+
+    def _kept_or_merged(self, words):
+        """BPE of `[M]` distinct words that are not one token: from the
+        word cache, merging only the words it does not hold."""
+
+        def merged(words):
+            values, splits = self._merge_chunks(words)
+            return values, splits, tf.zeros(tf.shape(words), tf.float64)
+
+        values, splits, _ = self._cache(words, merged)
+        return values, splits
 
     def _merge_chunks(self, words):
         """BPE of `[M]` distinct words -> `(ids, row_splits)`, by chunks.

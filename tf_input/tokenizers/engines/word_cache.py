@@ -25,6 +25,9 @@ cache too.
 
 from __future__ import annotations
 
+import hashlib
+
+import numpy as np
 import tensorflow as tf
 
 _NUMBER_BYTES = 8  # the float64
@@ -33,6 +36,21 @@ _HEAD = _NUMBER_BYTES + _SIZE_BYTES  # where the word starts
 _ID_BYTES = 4  # int32 ids
 # What a lookup of a word not kept gives: a head whose size is -1.
 _MISSING = bytes(_NUMBER_BYTES) + b"\xff" * _SIZE_BYTES
+
+
+def content_name(kind, *parts):
+    """A cache's shared name from what its search reads: `parts` are
+    sequences of str / bytes, or numpy arrays (a 128-bit digest)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            digest.update(f"{part.dtype.str}{part.shape}".encode())
+            digest.update(np.ascontiguousarray(part).tobytes())
+            continue
+        raw = [x.encode() if isinstance(x, str) else bytes(x) for x in part]
+        digest.update(np.array([len(x) for x in raw], np.int64).tobytes())
+        digest.update(b"".join(raw))
+    return f"tf_input_{kind}_{digest.hexdigest()}"
 
 
 class _NamedMutableHashTable(tf.lookup.experimental.MutableHashTable):
@@ -79,8 +97,9 @@ class WordCache(tf.Module):
         words not kept yet.
 
         `search(words)` -> `(int32 values, [n + 1] int64 splits, [n]
-        float64)`: each word's ids and one number. Returns the same for
-        all `words`.
+        float64)`: each word's ids and one number (zeros where the
+        caller has none). Returns the same for all `words`; `search` runs
+        only when some word is not kept.
         """
         keys = tf.bitcast(tf.fingerprint(words), tf.int64)
         found = self._table.lookup(keys)
@@ -89,7 +108,12 @@ class WordCache(tf.Module):
         hit = tf.equal(_stored_size(found), size) & tf.equal(stored, words)
         missing = tf.where(~hit)[:, 0]
         new = tf.gather(words, missing)
-        encoded = self._encode(new, *search(new))
+        # A batch whose words are all kept runs no search at all.
+        encoded = tf.cond(
+            tf.size(new) > 0,
+            lambda: self._encode(new, *search(new)),
+            lambda: tf.zeros([0], tf.string),
+        )
         keep = tf.gather(size, missing) <= self.max_bytes
         insert = tf.cond(
             self._table.size() < self.capacity,

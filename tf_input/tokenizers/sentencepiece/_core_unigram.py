@@ -32,8 +32,6 @@ one, as the library does) or, with byte fallback, the ids of their bytes.
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import tensorflow as tf
 
@@ -41,6 +39,7 @@ from tf_input._ragged import row_ids
 from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.engines.word_cache import WordCache
+from tf_input.tokenizers.engines.word_cache import content_name
 from tf_input.tokenizers.sentencepiece._core_normalizer import CoreNormalizer
 from tf_input.tokenizers.sentencepiece._lattice import Lattice
 from tf_input.tokenizers.sentencepiece._lattice import piece_scores
@@ -65,7 +64,15 @@ class CoreUnigramGraph(tf.Module):
         self._model = model
         self._normalizer = CoreNormalizer(model)
         self._lattice = Lattice(model)
-        self._cache = WordCache(_cache_name(model))
+        # The search reads the pieces, their scores and types alone.
+        self._cache = WordCache(
+            content_name(
+                "unigram_words",
+                model.pieces,
+                np.asarray(model.scores, np.float32),
+                np.asarray(model.types, np.int64),
+            )
+        )
         ids, scores, unk = piece_scores(model)
         self._unk_score = unk
         with tf.init_scope():
@@ -268,17 +275,6 @@ class CoreUnigramGraph(tf.Module):
         if self._byte_ids is None:
             return _merge_unknowns(values, splits, self._unk_id)
         return _expand_bytes(values, splits, self._byte_ids)
-
-
-def _cache_name(model):
-    """The shared name of a model's word cache: a digest of what the
-    search reads (pieces, scores, types)."""
-    digest = hashlib.blake2b(digest_size=16)
-    for piece in model.pieces:
-        digest.update(piece.encode() + b"\0")
-    digest.update(np.asarray(model.scores, np.float32).tobytes())
-    digest.update(np.asarray(model.types, np.int64).tobytes())
-    return f"tf_input_unigram_words_{digest.hexdigest()}"
 
 
 def _repeats(values, splits):
