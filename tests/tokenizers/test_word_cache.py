@@ -3,6 +3,7 @@ across batches. Results are the same with and without it, its memory is
 bounded, a fingerprint shared by two words cannot mix them up, and it
 works under concurrent calls, in `tf.data` and in a SavedModel."""
 
+import pytest
 import sentencepiece as spm
 import tensorflow as tf
 
@@ -98,7 +99,7 @@ def _corpus_lines(count):
 
 
 @requires_shared_data
-def test_same_ids_with_and_without_the_cache():
+def test_unigram_model_same_ids_with_and_without_the_cache():
     data = (
         SHARED_DATA / "sentencepiece" / "albert-base-v2-spiece.model"
     ).read_bytes()
@@ -150,7 +151,7 @@ def test_concurrent_calls_in_tf_data_and_a_saved_model(tmp_path):
         )
 
 
-# --- Byte-level BPE: the merge loop's words ---------------------------------
+# --- The other engines: BPE's merged words and chunks, Unigram's words ---
 def _qwen3():
     from tf_input.tokenizers import load_tokenizer
 
@@ -158,23 +159,60 @@ def _qwen3():
     return load_tokenizer(str(path)), path
 
 
-@requires_shared_data
-def test_byte_level_bpe_same_ids_with_and_without_the_cache():
+def _bpe(kind, folder):
+    """A tokenizer, its reference's ids of `lines`, and the engine that
+    holds its cache."""
     import tokenizers
 
-    tokenizer, path = _qwen3()
-    plain, _ = _qwen3()
-    plain._engine._cache = WordCache("tf_input_test_cache_bpe_off", capacity=0)
+    from tf_input.tokenizers import load_tokenizer
+
+    if kind == "unigram":
+        # A Unigram tokenizer.json (ALBERT's, as transformers converts
+        # it): the Viterbi engine keeps searched words.
+        from tests.tokenizers import unigram_json
+
+        reference = unigram_json.build("albert", "albert")
+        path = folder / "tokenizer.json"
+        reference.save(str(path))
+        tokenizer = load_tokenizer(str(path))
+        return tokenizer, _hf_encode(reference), tokenizer._unigram
+    if kind == "sentencepiece":
+        path = SHARED_DATA / "sentencepiece" / "mistral-7b-v0.3-tokenizer.model"
+        tokenizer = SentencePieceTokenizer(str(path))
+        reference = spm.SentencePieceProcessor(model_file=str(path))
+        return tokenizer, reference.encode, tokenizer._engine.char_bpe
+    path = SHARED_DATA / "llm" / kind / "tokenizer.json"
+    tokenizer = load_tokenizer(str(path))
     reference = tokenizers.Tokenizer.from_file(str(path))
+    return tokenizer, _hf_encode(reference), tokenizer._engine
+
+
+def _hf_encode(reference):
+    def encode(lines):
+        batch = reference.encode_batch(lines, add_special_tokens=False)
+        return [e.ids for e in batch]
+
+    return encode
+
+
+@requires_shared_data
+@pytest.mark.parametrize(
+    "kind", ["qwen3", "mistral_v1", "sentencepiece", "unigram"]
+)
+def test_other_engines_same_ids_with_and_without_the_cache(kind, tmp_path):
+    # Byte-level BPE keeps merged words; character-level BPE (Mistral's
+    # tokenizer.json and .model) keeps merged chunks; the Unigram
+    # tokenizer.json engine keeps searched words.
+    tokenizer, reference, engine = _bpe(kind, tmp_path)
+    plain, _, plain_engine = _bpe(kind, tmp_path)
+    plain_engine._cache = WordCache(f"tf_input_test_off_{kind}", capacity=0)
     lines = _corpus_lines(60)
-    expected = [
-        e.ids for e in reference.encode_batch(lines, add_special_tokens=False)
-    ]
+    expected = reference(lines)
     for _ in range(2):
         assert tokenizer(tf.constant(lines)).to_list() == expected
-    assert int(tokenizer._engine._cache.size()) > 0
+    assert int(engine._cache.size()) > 0
     assert plain(tf.constant(lines)).to_list() == expected
-    assert int(plain._engine._cache.size()) == 0
+    assert int(plain_engine._cache.size()) == 0
     # Parallel calls in tf.data share the cache.
     batches = (
         tf.data.Dataset.from_tensor_slices(lines)

@@ -28,6 +28,8 @@ from tf_input.tokenizers.engines import merge
 from tf_input.tokenizers.engines._ops import lower_bound
 from tf_input.tokenizers.engines._ops import previous
 from tf_input.tokenizers.engines._ops import take
+from tf_input.tokenizers.engines.word_cache import WordCache
+from tf_input.tokenizers.engines.word_cache import content_name
 
 _CODE_POINTS = 0x110000
 # Up to this many code points, one-character chunks take a dense table.
@@ -123,6 +125,20 @@ class CharBPE(tf.Module):
                 [len(p) for p in pieces],
                 _CODE_POINTS,
             )
+
+        # A chunk's merge depends on these alone: every build of the same
+        # file shares one cache of merged chunks.
+        self._cache = WordCache(
+            content_name(
+                "char_bpe_chunks",
+                pieces,
+                sorted(f"{i} {t}" for t, i in symbols.items()),
+                np.asarray(merges, np.int64),
+                np.asarray(ranks, np.int64),
+                np.asarray([] if tied_ranks is None else tied_ranks, bool),
+                np.asarray([] if runs is None else runs, np.int64),
+            )
+        )
 
         def text(i):
             return (
@@ -251,7 +267,7 @@ class CharBPE(tf.Module):
         whole = self._chunk_table.lookup(multi)
         miss_at = tf.reshape(tf.where(whole < 0), [-1])
         unique, which = tf.unique(tf.gather(multi, miss_at), tf.int64)
-        merged_values, merged_splits = self._merge_words(unique)
+        merged_values, merged_splits = self._kept_or_merged(unique)
         found = tf.tensor_scatter_nd_update(whole, miss_at[:, None], -1 - which)
         # Per chunk: `unit` >= 0 is its one id, else it is merged text
         # number `-1 - unit`. The longer chunks' units are scattered in:
@@ -306,6 +322,17 @@ class CharBPE(tf.Module):
         which = num_merged + tf.range(tf.size(char_code, tf.int64))
         own = tf.tensor_scatter_nd_update(own, fallback_at, -1 - which)
         return own, values, splits
+
+    def _kept_or_merged(self, words):
+        """`_merge_words` of `[M]` distinct chunks, from the word cache
+        where it holds them."""
+
+        def merged(words):
+            values, splits = self._merge_words(words)
+            return values, splits, tf.zeros(tf.shape(words), tf.float64)
+
+        values, splits, _ = self._cache(words, merged)
+        return values, splits
 
     def _merge_words(self, words):
         """BPE of `[M]` strings, each one chunk -> `(ids, row_splits)`."""

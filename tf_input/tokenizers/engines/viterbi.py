@@ -20,6 +20,8 @@ import tensorflow as tf
 from tf_input._ragged import row_ids
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._utf8 import utf8_lengths
+from tf_input.tokenizers.engines.word_cache import WordCache
+from tf_input.tokenizers.engines.word_cache import content_name
 
 _UNK_PENALTY = 10.0  # HF's K_UNK_PENALTY (and sentencepiece's kUnkPenalty)
 
@@ -48,6 +50,16 @@ class Viterbi(tf.Module):
         self.unk_id = unk_id
         self.unk_score = float(scores.min()) - _UNK_PENALTY
         self.byte_fallback = byte_fallback
+        # A word's ids depend on these alone: every build of the same file
+        # shares one cache.
+        self._cache = WordCache(
+            content_name(
+                "viterbi_words",
+                pieces,
+                scores,
+                np.asarray([unk_id, byte_fallback], np.int64),
+            )
+        )
         with tf.init_scope():
             self._ids = lookup_table(
                 [p.encode() for p in index],
@@ -73,10 +85,16 @@ class Viterbi(tf.Module):
         """`[W]` non-empty words -> (int32 ids, `[W + 1]` int64 splits).
 
         Each distinct word of the batch is searched once (a word's ids
-        depend on nothing else): in English text most words repeat.
+        depend on nothing else): in English text most words repeat; and
+        a word searched in an earlier batch comes from the word cache.
         """
         distinct, index = tf.unique(words, out_idx=tf.int64)
-        values, splits = self._encode(distinct)
+
+        def search(words):
+            values, splits = self._encode(words)
+            return values, splits, tf.zeros(tf.shape(words), tf.float64)
+
+        values, splits, _ = self._cache(distinct, search)
         ids = tf.gather(
             tf.RaggedTensor.from_row_splits(values, splits, validate=False),
             index,

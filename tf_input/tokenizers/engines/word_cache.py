@@ -106,28 +106,73 @@ class WordCache(tf.Module):
         size = tf.strings.length(words)
         stored = tf.strings.substr(found, tf.fill(tf.shape(size), _HEAD), size)
         hit = tf.equal(_stored_size(found), size) & tf.equal(stored, words)
-        missing = tf.where(~hit)[:, 0]
-        new = tf.gather(words, missing)
+        hit_at = tf.where(hit)[:, 0]
+        miss_at = tf.where(~hit)[:, 0]
+        kept = _decode(tf.gather(found, hit_at), tf.gather(size, hit_at))
+        new = tf.gather(words, miss_at)
         # A batch whose words are all kept runs no search at all.
-        encoded = tf.cond(
+        searched = tf.cond(
             tf.size(new) > 0,
-            lambda: self._encode(new, *search(new)),
-            lambda: tf.zeros([0], tf.string),
+            lambda: search(new),
+            lambda: (
+                tf.zeros([0], tf.int32),
+                tf.zeros([1], tf.int64),
+                tf.zeros([0], tf.float64),
+            ),
         )
-        keep = tf.gather(size, missing) <= self.max_bytes
+        # Only words short enough are kept, and only while there is room
+        # (the values are built only then).
+        small = tf.gather(size, miss_at) <= self.max_bytes
         insert = tf.cond(
-            self._table.size() < self.capacity,
-            lambda: self._table.insert(
-                tf.boolean_mask(tf.gather(keys, missing), keep),
-                tf.boolean_mask(encoded, keep),
+            (self._table.size() < self.capacity) & tf.reduce_any(small),
+            lambda: self._insert(
+                tf.boolean_mask(tf.gather(keys, miss_at), small),
+                tf.boolean_mask(new, small),
+                small,
+                *searched,
             ),
             tf.no_op,
         )
         with tf.control_dependencies([insert]):
-            found = tf.tensor_scatter_nd_update(
-                found, missing[:, None], encoded
+            # Kept rows first, then the searched ones, back in word order.
+            rank = tf.cumsum(tf.cast(hit, tf.int64), exclusive=True)
+            miss_rank = tf.cumsum(tf.cast(~hit, tf.int64), exclusive=True)
+            order = tf.reshape(
+                tf.where(
+                    hit, rank, tf.size(hit_at, out_type=tf.int64) + miss_rank
+                ),
+                [-1],
             )
-        return _decode(tf.reshape(found, tf.shape(words)), size)
+        rows = tf.gather(
+            tf.concat(
+                [
+                    tf.RaggedTensor.from_row_splits(
+                        kept[0], kept[1], validate=False
+                    ),
+                    tf.RaggedTensor.from_row_splits(
+                        searched[0], searched[1], validate=False
+                    ),
+                ],
+                0,
+            ),
+            order,
+        )
+        numbers = tf.gather(tf.concat([kept[2], searched[2]], 0), order)
+        return rows.values, rows.row_splits, numbers
+
+    def _insert(self, keys, words, chosen, values, splits, numbers):
+        """Keep the `chosen` rows of a search's result under `keys`."""
+        rows = tf.ragged.boolean_mask(
+            tf.RaggedTensor.from_row_splits(values, splits, validate=False),
+            chosen,
+        )
+        encoded = self._encode(
+            words,
+            rows.values,
+            rows.row_splits,
+            tf.boolean_mask(numbers, chosen),
+        )
+        return self._table.insert(keys, encoded)
 
     def _encode(self, words, values, splits, numbers):
         """One string per word: its float64, its size (int32), the word,
