@@ -30,6 +30,9 @@ import hashlib
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import gather_rows
+from tf_input._ragged import row_ids
+
 _NUMBER_BYTES = 8  # the float64
 _SIZE_BYTES = 4  # the word's size in bytes, int32
 _HEAD = _NUMBER_BYTES + _SIZE_BYTES  # where the word starts
@@ -105,7 +108,9 @@ class WordCache(tf.Module):
         found = self._table.lookup(keys)
         size = tf.strings.length(words)
         stored = tf.strings.substr(found, tf.fill(tf.shape(size), _HEAD), size)
-        hit = tf.equal(_stored_size(found), size) & tf.equal(stored, words)
+        hit = tf.reshape(
+            tf.equal(_stored_size(found), size) & tf.equal(stored, words), [-1]
+        )
         hit_at = tf.where(hit)[:, 0]
         miss_at = tf.where(~hit)[:, 0]
         kept = _decode(tf.gather(found, hit_at), tf.gather(size, hit_at))
@@ -134,80 +139,68 @@ class WordCache(tf.Module):
             tf.no_op,
         )
         with tf.control_dependencies([insert]):
-            # Kept rows first, then the searched ones, back in word order.
+            # Each word's row: from the kept rows, or after them from the
+            # searched ones.
             rank = tf.cumsum(tf.cast(hit, tf.int64), exclusive=True)
             miss_rank = tf.cumsum(tf.cast(~hit, tf.int64), exclusive=True)
-            order = tf.reshape(
-                tf.where(
-                    hit, rank, tf.size(hit_at, out_type=tf.int64) + miss_rank
-                ),
-                [-1],
-            )
-        rows = tf.gather(
-            tf.concat(
-                [
-                    tf.RaggedTensor.from_row_splits(
-                        kept[0], kept[1], validate=False
-                    ),
-                    tf.RaggedTensor.from_row_splits(
-                        searched[0], searched[1], validate=False
-                    ),
-                ],
-                0,
-            ),
-            order,
+        splits_k, splits_s = kept[1], searched[1]
+        count_k, count_s = tf.size(splits_k) - 1, tf.size(splits_s) - 1
+        rank = tf.minimum(rank, tf.cast(count_k, tf.int64))
+        miss_rank = tf.minimum(miss_rank, tf.cast(count_s, tf.int64))
+        lengths_k = tf.concat([splits_k[1:] - splits_k[:-1], [0]], 0)
+        lengths_s = tf.concat([splits_s[1:] - splits_s[:-1], [0]], 0)
+        lengths = tf.where(
+            hit, tf.gather(lengths_k, rank), tf.gather(lengths_s, miss_rank)
         )
-        numbers = tf.gather(tf.concat([kept[2], searched[2]], 0), order)
-        return rows.values, rows.row_splits, numbers
+        first = tf.where(
+            hit,
+            tf.gather(splits_k, rank),
+            splits_k[-1] + tf.gather(splits_s, miss_rank),
+        )
+        splits = tf.concat([[0], tf.cumsum(lengths)], 0)
+        values = gather_rows(
+            tf.concat([kept[0], searched[0]], 0), first, splits
+        )
+        numbers = tf.where(
+            hit,
+            tf.gather(tf.concat([kept[2], [0.0]], 0), rank),
+            tf.gather(tf.concat([searched[2], [0.0]], 0), miss_rank),
+        )
+        return values, splits, numbers
 
     def _insert(self, keys, words, chosen, values, splits, numbers):
-        """Keep the `chosen` rows of a search's result under `keys`."""
-        rows = tf.ragged.boolean_mask(
-            tf.RaggedTensor.from_row_splits(values, splits, validate=False),
-            chosen,
+        """Keep the `chosen` rows of a search's result under `keys`: one
+        string per word, its float64, its size (int32), the word, then
+        its int32 ids."""
+        row = row_ids(splits)
+        values = tf.boolean_mask(values, tf.gather(chosen, row))
+        row = tf.boolean_mask(row, tf.gather(chosen, row))
+        # The chosen rows' ids, one byte string each, joined per row.
+        raw = tf.reshape(tf.bitcast(values, tf.uint8), [-1])
+        rank = tf.cumsum(tf.cast(chosen, tf.int64), exclusive=True)
+        byte_row = tf.repeat(tf.gather(rank, row), _ID_BYTES)
+        ids = tf.strings.unsorted_segment_join(
+            tf.gather(self._bytes, tf.cast(raw, tf.int32)),
+            byte_row,
+            tf.size(words, out_type=tf.int64),
         )
-        encoded = self._encode(
-            words,
-            rows.values,
-            rows.row_splits,
-            tf.boolean_mask(numbers, chosen),
-        )
-        return self._table.insert(keys, encoded)
-
-    def _encode(self, words, values, splits, numbers):
-        """One string per word: its float64, its size (int32), the word,
-        then its int32 ids."""
-
-        def raw(x, width):
-            return tf.RaggedTensor.from_tensor(
-                tf.reshape(tf.bitcast(x, tf.uint8), [-1, width])
-            )
-
         head = tf.concat(
             [
-                raw(numbers, _NUMBER_BYTES),
-                raw(tf.strings.length(words), _SIZE_BYTES),
+                tf.reshape(
+                    tf.bitcast(tf.boolean_mask(numbers, chosen), tf.uint8),
+                    [-1, _NUMBER_BYTES],
+                ),
+                tf.reshape(
+                    tf.bitcast(tf.strings.length(words), tf.uint8),
+                    [-1, _SIZE_BYTES],
+                ),
             ],
             1,
         )
-        ids = tf.RaggedTensor.from_row_splits(
-            tf.reshape(tf.bitcast(values, tf.uint8), [-1]),
-            splits * _ID_BYTES,
-            validate=False,
+        head = tf.strings.reduce_join(
+            tf.gather(self._bytes, tf.cast(head, tf.int32)), axis=1
         )
-        head = head.with_flat_values(
-            tf.gather(self._bytes, tf.cast(head.flat_values, tf.int32))
-        )
-        ids = ids.with_flat_values(
-            tf.gather(self._bytes, tf.cast(ids.flat_values, tf.int32))
-        )
-        return tf.strings.join(
-            [
-                tf.strings.reduce_join(head, axis=1),
-                words,
-                tf.strings.reduce_join(ids, axis=1),
-            ]
-        )
+        return self._table.insert(keys, tf.strings.join([head, words, ids]))
 
 
 def _stored_size(found):
