@@ -16,6 +16,9 @@ their files; none knows about Keras, configs or file formats:
 * `char_bpe`: character-level BPE (SentencePiece BPE models and
   `tokenizer.json` BPE with a metaspace), with byte fallback;
 * `viterbi`: the unigram model's best segmentation (`UnigramTokenizer`);
+* `word_cache`: each word's result kept across batches, for the BPE
+  engines, `viterbi` and the SentencePiece unigram search on core ops (a
+  batch of known words runs no merge loop or search);
 * `_ops`: small graph helpers written for few graph nodes.
 
 Why few graph nodes matter: every `tf.data` iterator instantiates and

@@ -1,18 +1,20 @@
-"""A bounded cache of each word's search result, kept across batches.
+"""A bounded cache of each word's result, kept across batches.
 
-A unigram search costs one loop step per character for every distinct
-word of a batch, though most words of a corpus come back in every batch.
-`WordCache` keeps, per word, the ids of its best path and one float64 (the
-search's margin, where it has one) in a `MutableHashTable`: a batch
-searches only the words it has not seen before. HF's BPE keeps such a word
-cache too.
+A BPE merge loop or a unigram search runs over every distinct word of a
+batch that is not one token, though most words of a corpus come back in
+every batch. `WordCache` keeps, per word, its ids and one float64 (a
+unigram search's margin, where it has one) in a `MutableHashTable`: a
+batch searches only the words it has not seen before, and a batch of
+known words runs no search at all. HF's BPE keeps such a word cache too.
 
-* Results are the same with and without it: a word's search depends on
-  the word alone, so a kept result is the result (tested on the corpora).
+* Results are the same with and without it: a word's result depends on
+  the word alone, so a kept result is the result (tested on the corpora
+  for every engine that uses it).
 * Memory is bounded: only words of at most `max_bytes` bytes are kept,
   and only while the table holds fewer than `capacity` words (a batch may
-  take it past by its own new words, no further). Nothing is evicted, so
-  a kept entry never changes.
+  take it past by its own new words, no further). Nothing is evicted; an
+  entry is replaced only by a word with the same fingerprint (see
+  `WordCache`).
 * Concurrent calls (`tf.data`'s parallel map, a served model's threads)
   may search the same new word at once and insert the same value: the
   table locks each insert, and equal values make the order irrelevant.
@@ -214,8 +216,8 @@ def _stored_size(found):
 
 
 def _decode(encoded, size):
-    """`_encode`'s strings of words of `size` bytes -> (int32 values,
-    int64 splits, float64)."""
+    """`WordCache._insert`'s strings of words of `size` bytes -> (int32
+    values, int64 splits, float64)."""
     numbers = tf.io.decode_raw(
         tf.strings.substr(encoded, 0, _NUMBER_BYTES),
         tf.uint8,
