@@ -168,7 +168,7 @@ class ByteLevelBPE(tf.Module):
     def encode(self, words):
         """`[W]` byte-level words -> ragged `[W, None]` int32 ids."""
         values, splits = merge.lookup_or_merge(
-            words, self._word_table, _if_any(self._kept_or_merged)
+            words, self._word_table, self._kept_or_merged
         )
         return tf.RaggedTensor.from_row_splits(values, splits, validate=False)
 

@@ -104,8 +104,15 @@ class WordCache(tf.Module):
         `search(words)` -> `(int32 values, [n + 1] int64 splits, [n]
         float64)`: each word's ids and one number (zeros where the
         caller has none). Returns the same for all `words`; `search` runs
-        only when some word is not kept.
+        only when some word is not kept, and nothing runs for no words.
         """
+        return tf.cond(
+            tf.size(words) > 0,
+            lambda: self._kept_or_searched(words, search),
+            _empty,
+        )
+
+    def _kept_or_searched(self, words, search):
         keys = tf.bitcast(tf.fingerprint(words), tf.int64)
         found = self._table.lookup(keys)
         size = tf.strings.length(words)
@@ -121,11 +128,7 @@ class WordCache(tf.Module):
         searched = tf.cond(
             tf.size(new) > 0,
             lambda: search(new),
-            lambda: (
-                tf.zeros([0], tf.int32),
-                tf.zeros([1], tf.int64),
-                tf.zeros([0], tf.float64),
-            ),
+            _empty,
         )
         # Only words short enough are kept, and only while there is room
         # (the values are built only then).
@@ -203,6 +206,15 @@ class WordCache(tf.Module):
             tf.gather(self._bytes, tf.cast(head, tf.int32)), axis=1
         )
         return self._table.insert(keys, tf.strings.join([head, words, ids]))
+
+
+def _empty():
+    """The result for no words."""
+    return (
+        tf.zeros([0], tf.int32),
+        tf.zeros([1], tf.int64),
+        tf.zeros([0], tf.float64),
+    )
 
 
 def _stored_size(found):
