@@ -10,9 +10,9 @@ gives the library's ids:
 * Words. Between two characters that no matched piece holds side by
   side (`_pairs`; with ALBERT's model, 28% of the places between two
   characters of English text and nearly all in Chinese text), every path
-  has a boundary, so a line
-  splits there into words, searched independently, each distinct word of
-  the batch once, and kept across batches (`engines/word_cache.py`). The
+  has a boundary, so a line splits there into words, searched
+  independently, each distinct word of the batch once, and kept across
+  batches (`engines/word_cache.py`). The
   library adds float32 scores from the line's start, so a word's sums
   start at the score of the line before it, and rounding could turn a
   near tie the other way. The words are searched in float64 with the
