@@ -119,6 +119,18 @@ def test_unigram_model_same_ids_with_and_without_the_cache():
     assert ids.to_list() == expected
 
 
+def _in_parallel_map(tokenizer, lines):
+    """Each line's ids from three passes of a `tf.data` map with four
+    parallel calls (batches of 8), which share the tokenizer's cache."""
+    batches = (
+        tf.data.Dataset.from_tensor_slices(lines)
+        .batch(8)
+        .repeat(3)
+        .map(tokenizer, num_parallel_calls=4, deterministic=True)
+    )
+    return [row for batch in batches for row in batch.to_list()]
+
+
 @requires_shared_data
 def test_concurrent_calls_in_tf_data_and_a_saved_model(tmp_path):
     data = (
@@ -127,13 +139,7 @@ def test_concurrent_calls_in_tf_data_and_a_saved_model(tmp_path):
     reference = spm.SentencePieceProcessor(model_proto=data)
     tokenizer = SentencePieceTokenizer(data, tf_text_unigram=False)
     lines = _corpus_lines(80)
-    batches = (
-        tf.data.Dataset.from_tensor_slices(lines)
-        .batch(8)
-        .repeat(3)
-        .map(tokenizer, num_parallel_calls=4, deterministic=True)
-    )
-    got = [row for batch in batches for row in batch.to_list()]
+    got = _in_parallel_map(tokenizer, lines)
     assert got == reference.encode(lines) * 3
 
     module = tf.Module()
@@ -214,13 +220,7 @@ def test_other_engines_same_ids_with_and_without_the_cache(kind, tmp_path):
     assert plain(tf.constant(lines)).to_list() == expected
     assert int(plain_engine._cache.size()) == 0
     # Parallel calls in tf.data share the cache.
-    batches = (
-        tf.data.Dataset.from_tensor_slices(lines)
-        .batch(8)
-        .repeat(3)
-        .map(tokenizer, num_parallel_calls=4, deterministic=True)
-    )
-    got = [row for batch in batches for row in batch.to_list()]
+    got = _in_parallel_map(tokenizer, lines)
     assert got == expected * 3
 
 
