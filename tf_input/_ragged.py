@@ -24,6 +24,15 @@ def row_ids(splits):
     return tf.cumsum(starts)
 
 
+def repeat(values, counts):
+    """`tf.repeat(values, counts)` for 1-D int64 `counts`, without the
+    dense `[len(values), max(counts)]` matrix `tf.repeat` tiles: one count
+    of a million (a word of a million digits) no longer needs a million
+    entries for every other value."""
+    splits = tf.concat([[0], tf.cumsum(counts)], 0)
+    return tf.gather(values, row_ids(splits))
+
+
 def gather_rows(source, first, splits):
     """Row `r` of the result is `source[first[r]:first[r] + length]`.
 

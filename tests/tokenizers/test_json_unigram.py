@@ -131,6 +131,21 @@ def test_corpus_sample_and_adversarial_match_hf(folder, name, kind):
     _check(reference, tokenizer, lines, special=True)
 
 
+def test_one_long_word_among_many_costs_no_dense_matrix(folder):
+    # The ids of each word are stitched into their line by position, not
+    # by `tf.repeat`, which tiles [words, longest word]: here 4,000 words
+    # and one of 60,000 byte-fallback tokens would need 1.9 GB that way.
+    _, reference, tokenizer = _pair(folder, "albert", "bytes")
+    line = "a b " * 2000 + "☃" * 20000
+    ids, starts, ends = tokenizer.tokenize_with_offsets([line], unit="char")
+    encoding = reference.encode(line, add_special_tokens=False)
+    assert ids.to_list() == [encoding.ids]
+    assert list(zip(starts.to_list()[0], ends.to_list()[0])) == [
+        tuple(o) for o in encoding.offsets
+    ]
+    assert tokenizer([line]).to_list() == [encoding.ids]
+
+
 @pytest.mark.parametrize("name, kind", [("botchan", "bytes"), DEFAULT[0]])
 def test_runs_of_unknown_characters_match_hf(folder, name, kind):
     """Words whose every character has no piece but its own (control

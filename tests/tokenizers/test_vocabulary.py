@@ -49,6 +49,20 @@ def test_numbers_in_the_vocabulary_stay_whole():
     assert tokenizer("30 34 3x").numpy().tolist() == [4, 5, 6, 3]
 
 
+def test_a_long_number_among_many_words_is_cut_without_a_dense_matrix():
+    # A number's digits are counted out by position, not by `tf.repeat`,
+    # which tiles [words, longest number]: 20,000 words and a number of
+    # 100,000 digits would need 16 GB that way.
+    tokenizer = VocabularyTokenizer(split="whitespace_digits")
+    tokenizer.adapt(["a 0 1 2 3 4 5 6 7 8 9"])
+    digits = "".join(str(i % 10) for i in range(100_000))
+    ids = tokenizer("a " * 20_000 + digits).numpy().tolist()
+    assert len(ids) == 120_000
+    index = {t: tokenizer.token_to_id(t) for t in "a0123456789"}
+    assert ids[:20_000] == [index["a"]] * 20_000
+    assert ids[20_000:] == [index[d] for d in digits]
+
+
 def test_special_tokens_and_unknowns():
     tokenizer = VocabularyTokenizer(add_special_tokens=True)
     tokenizer.adapt(["a b c"])

@@ -247,3 +247,39 @@ def test_a_cached_tokenizer_runs_on_a_tf_data_service_worker():
             )
         assert want[1].numpy().tolist() == got[1].numpy().tolist()
     del worker, dispatcher
+
+
+@requires_shared_data
+def test_unigram_offsets_same_with_and_without_their_cache(tmp_path):
+    # The Viterbi keeps each word's tokens with their spans in a second
+    # cache, which `tokenize_with_offsets` reads.
+    import tokenizers
+
+    tokenizer, _, engine = _bpe("unigram", tmp_path)
+    plain, _, plain_engine = _bpe("unigram", tmp_path)
+    plain_engine._spans_cache = WordCache(
+        "tf_input_test_off_unigram_spans", capacity=0
+    )
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    lines = _corpus_lines(60)
+    expected = [
+        (e.ids, [list(o) for o in e.offsets], e.word_ids)
+        for e in reference.encode_batch(lines, add_special_tokens=False)
+    ]
+
+    def rows(tok):
+        ids, starts, ends, words = tok.tokenize_with_offsets(
+            tf.constant(lines), unit="char", return_word_ids=True
+        )
+        return [
+            (i, [[a, b] for a, b in zip(s, e)], w)
+            for i, s, e, w in zip(
+                ids.to_list(), starts.to_list(), ends.to_list(), words.to_list()
+            )
+        ]
+
+    for _ in range(2):  # the second pass reads every word from the cache
+        assert rows(tokenizer) == expected
+    assert int(engine._spans_cache.size()) > 0
+    assert rows(plain) == expected
+    assert int(plain_engine._spans_cache.size()) == 0

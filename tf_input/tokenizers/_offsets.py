@@ -132,25 +132,76 @@ def remap(starts, ends, rows, new_texts, old_starts, old_ends):
 
 def before_rewrite(starts, ends, rows, texts, rewritten, sources):
     """Byte spans in `rewritten` (the texts after a normalizer) -> byte
-    spans in `texts`, through the rewrite's alignments.
+    spans in `texts`, through the rewrite's alignments: `remap`'s rule,
+    worked out per span rather than per character.
+
+    The rows of each batch lie end to end in its joined bytes, so a
+    character is known by the position of its first byte there; only
+    those positions are listed (one search per span finds its character),
+    and a character's alignment is read for the spans that need it.
 
     Args:
         starts, ends, rows: int64 `[K]`, spans in `rewritten` and the row
             of each.
-        texts, rewritten: string `[R]`, before and after.
+        texts, rewritten: string `[R]`, before and after, valid UTF-8.
         sources: int64 ragged `[R, None]`: for each character of
             `rewritten`, the index of the character of its text it is
             aligned with, -1 for none (HF's `(0, 0)`).
     """
-    old_starts, old_ends, old_splits = valid_char_spans(texts)
-    at = sources.flat_values + tf.gather(
-        old_splits, row_ids(sources.row_splits)
+    starts, ends, rows = (tf.cast(x, tf.int64) for x in (starts, ends, rows))
+    new_at, new_rows, new_lengths = _character_starts(rewritten)
+    old_at, old_rows, _ = _character_starts(texts)
+    # One more end keeps the reads in range when no text has a character
+    # (a batch of added tokens and empty lines).
+    old_at = tf.concat([old_at, old_at[-1:]], 0)
+    # The characters of a row before it, in `texts`.
+    old_before = tf.cast(
+        tf.cumsum(tf.strings.length(texts, unit="UTF8_CHAR"), exclusive=True),
+        tf.int64,
     )
-    known = sources.flat_values >= 0
-    at = tf.maximum(at, 0)
-    old_starts = tf.where(known, tf.gather(old_starts, at), 0)
-    old_ends = tf.where(known, tf.gather(old_ends, at), 0)
-    return remap(starts, ends, rows, rewritten, old_starts, old_ends)
+    source = tf.concat([sources.flat_values, [-1]], 0)
+    last = tf.size(new_at, out_type=tf.int64) - 1  # the end, no character
+
+    def moved(at, position, side):
+        """Where byte `position` of a row goes; `at` is the byte whose
+        character decides, `side` 0 for a start and 1 for an end."""
+        row_start = tf.gather(new_rows, rows)
+        # A byte of the row (a span may start at its end: its last
+        # character decides), so that the search finds a character of it.
+        inside = tf.minimum(at, tf.gather(new_lengths, rows) - 1)
+        c = tf.searchsorted(
+            new_at, row_start + inside, side="right", out_type=tf.int64
+        ) - 1
+        # No character (an empty row): the last entry, which reads as 0.
+        c = tf.where(inside < 0, last, c)
+        char_start = tf.gather(new_at, c)
+        char_bytes = tf.gather(new_at, tf.minimum(c + 1, last)) - char_start
+        aligned = tf.gather(source, c)
+        known = (aligned >= 0) & (c < last)
+        old = tf.maximum(aligned + tf.gather(old_before, rows), 0)
+        old_start = tf.gather(old_at, old)
+        old_bytes = tf.gather(old_at, old + 1) - old_start
+        old_start -= tf.gather(old_rows, rows)
+        exact = old_start + row_start + position - char_start
+        whole = old_start + side * old_bytes
+        moved = tf.where(char_bytes == old_bytes, exact, whole)
+        return tf.where(known, moved, tf.zeros_like(moved))
+
+    new_starts = moved(starts, starts, 0)
+    new_ends = moved(ends - 1, ends, 1)
+    return new_starts, tf.where(ends <= starts, new_starts, new_ends)
+
+
+def _character_starts(texts):
+    """Where each character of `[R]` valid UTF-8 `texts` starts in their
+    joined bytes, then the end of the bytes (int64 `[C + 1]`); where each
+    row starts there and its length (int64 `[R]`)."""
+    raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
+    lead = tf.where(tf.bitwise.bitwise_and(raw, 0xC0) != 0x80)[:, 0]
+    total = tf.size(raw, out_type=tf.int64)
+    lengths = tf.cast(tf.strings.length(texts), tf.int64)
+    starts = tf.cumsum(lengths, exclusive=True)
+    return tf.concat([lead, [total]], 0), starts, lengths
 
 
 def before_repair(raw, texts, starts, ends, rows):
@@ -194,32 +245,57 @@ def to_characters(texts, starts, ends, rows):
 
 
 def _valid_to_characters(texts, starts, ends, rows):
-    """`to_characters` for valid UTF-8: a character starts at every byte
-    that is not a continuation byte (`10xxxxxx`), so counting those bytes
-    is enough, with no decoding."""
+    """`to_characters` for valid UTF-8. In a row of ASCII the characters
+    are the bytes. In the other rows a character starts at every byte
+    that is not a continuation byte (`10xxxxxx`), so the characters before
+    a byte are the bytes before it less the continuation bytes before it:
+    those are found once and counted by a binary search per span, with no
+    decoding and no running sum over every byte (TensorFlow's `cumsum`
+    costs ~10 ns a byte, several times a search per span)."""
     lengths = tf.cast(tf.strings.length(texts), tf.int64)
-    row_starts = tf.cumsum(lengths, exclusive=True)
-    raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
-    leads = tf.cast(tf.bitwise.bitwise_and(raw, 0xC0) != 0x80, tf.int64)
-    before = tf.concat([[0], tf.cumsum(leads)], 0)  # leads before each byte
-    first = tf.gather(row_starts, rows)
-    base = tf.gather(before, first)
-    # The character holding byte `start` (or the end, for a span there).
-    at_end = starts >= tf.gather(lengths, rows)
-    start = tf.where(
-        at_end,
-        tf.gather(before, first + tf.gather(lengths, rows)),
-        tf.gather(
-            before,
-            tf.minimum(
-                first + starts + 1, tf.size(before, out_type=tf.int64) - 1
-            ),
-        )
-        - 1,
+    length = tf.gather(lengths, rows)
+    starts = tf.minimum(starts, length)
+    ends = tf.maximum(ends, starts)
+    wide = lengths != tf.cast(
+        tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64
     )
-    end = tf.gather(before, first + ends) - base
-    start = tf.maximum(start - base, 0)
-    return start, tf.maximum(end, start)
+    return tf.cond(
+        tf.reduce_any(wide),
+        lambda: _wide_to_characters(texts, lengths, wide, starts, ends, rows),
+        lambda: (starts, ends),
+    )
+
+
+def _wide_to_characters(texts, lengths, wide, starts, ends, rows):
+    """`_valid_to_characters` of the spans in the `wide` rows (rows with a
+    character of two bytes or more); the others are returned as given."""
+    raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
+    following = tf.where(tf.bitwise.bitwise_and(raw, 0xC0) == 0x80)[:, 0]
+    row_starts = tf.cumsum(lengths, exclusive=True)
+
+    def before(at):
+        """Characters that start before byte `at` of the joined texts."""
+        return at - tf.searchsorted(following, at, out_type=tf.int64)
+
+    base = before(row_starts)  # per row
+    count = before(row_starts + lengths) - base
+    at = tf.where(tf.gather(wide, rows))
+    row = tf.gather(rows, at[:, 0])
+    first = tf.gather(row_starts, row)
+    start = tf.gather(starts, at[:, 0])
+    end = tf.gather(ends, at[:, 0])
+    # The character holding byte `start` (or the end, for a span there).
+    start = tf.where(
+        start >= tf.gather(lengths, row),
+        tf.gather(count, row),
+        before(first + start + 1) - 1 - tf.gather(base, row),
+    )
+    start = tf.maximum(start, 0)
+    end = tf.maximum(before(first + end) - tf.gather(base, row), start)
+    return (
+        tf.tensor_scatter_nd_update(starts, at, start),
+        tf.tensor_scatter_nd_update(ends, at, end),
+    )
 
 
 def _decoded_to_characters(texts, starts, ends, rows):

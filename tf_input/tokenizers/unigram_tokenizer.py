@@ -241,10 +241,11 @@ class UnigramTokenizer(JsonFileTokenizer):
             tf.boolean_mask(token_id, token_id >= 0),
             [total],
         )
-        flat_positions = tf.repeat(tf.gather(starts, plain), lengths) + (
-            tf.range(tf.size(values, out_type=tf.int64))
-            - tf.repeat(word_splits[:-1], lengths)
-        )
+        # Each token's place: its word's start in `out`, plus its place
+        # in the word.
+        flat_positions = tf.gather(
+            tf.gather(starts, plain) - word_splits[:-1], row_ids(word_splits)
+        ) + tf.range(tf.size(values, out_type=tf.int64))
         out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
         splits = tf.concat([[0], tf.cumsum(counts)], 0)
         if not spans:

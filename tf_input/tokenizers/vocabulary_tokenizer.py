@@ -7,6 +7,7 @@ import collections
 import keras
 import tensorflow as tf
 
+from tf_input._ragged import repeat
 from tf_input._ragged import row_ids
 from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
@@ -308,7 +309,7 @@ class VocabularyTokenizer(TokenListAsset, Tokenizer):
         split = tf.strings.regex_full_match(text, "[0-9]+")
         split &= self._lookup.lookup(text) == self._lookup.default_value
         count = tf.where(split, word_ends - word_starts, 1)
-        pieces = tf.repeat(index, count)
+        pieces = repeat(index, count)
         digit = tf.range(tf.size(pieces, tf.int64)) - tf.gather(
             tf.cumsum(count, exclusive=True), pieces
         )

@@ -52,14 +52,10 @@ class Viterbi(tf.Module):
         self.byte_fallback = byte_fallback
         # A word's ids depend on these alone: every build of the same file
         # shares one cache.
-        self._cache = WordCache(
-            content_name(
-                "viterbi_words",
-                pieces,
-                scores,
-                np.asarray([unk_id, byte_fallback], np.int64),
-            )
-        )
+        content = (pieces, scores, np.asarray([unk_id, byte_fallback], np.int64))
+        self._cache = WordCache(content_name("viterbi_words", *content))
+        # The ids with each token's span in its word, for the offsets.
+        self._spans_cache = WordCache(content_name("viterbi_spans", *content))
         with tf.init_scope():
             self._ids = lookup_table(
                 [p.encode() for p in index],
@@ -108,21 +104,34 @@ class Viterbi(tf.Module):
         As HF's `Unigram::tokenize`: a token spans its piece; a fused run
         of unknown characters is one unknown token spanning the run, and
         with `byte_fallback` each `<0xXX>` token of a run spans the whole
-        run (not its own byte).
+        run (not its own byte). A searched word's tokens and spans are kept
+        in a word cache of their own.
         """
         distinct, index = tf.unique(words, out_idx=tf.int64)
-        values, splits, starts, ends = self._encode(distinct, spans=True)
 
-        def per_word(x):
-            rows = tf.RaggedTensor.from_row_splits(x, splits, validate=False)
-            return tf.gather(rows, index)
+        def search(words):
+            # Each token as three int32 values: its id, start and end.
+            values, splits, starts, ends = self._encode(words, spans=True)
+            triples = tf.stack(
+                [values, tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)],
+                1,
+            )
+            return (
+                tf.reshape(triples, [-1]),
+                splits * 3,
+                tf.zeros(tf.shape(words), tf.float64),
+            )
 
-        ids = per_word(values)
+        values, splits, _ = self._spans_cache(distinct, search)
+        rows = tf.RaggedTensor.from_row_splits(
+            tf.reshape(values, [-1, 3]), splits // 3, validate=False
+        )
+        triples = tf.gather(rows, index)
         return (
-            ids.values,
-            ids.row_splits,
-            per_word(starts).values,
-            per_word(ends).values,
+            triples.values[:, 0],
+            triples.row_splits,
+            tf.cast(triples.values[:, 1], tf.int64),
+            tf.cast(triples.values[:, 2], tf.int64),
         )
 
     def _encode(self, words, spans=False):

@@ -557,17 +557,15 @@ class BertWordPiece(tf.Module):
         rows = tf.where(rows_mask)[:, 0]
         texts = tf.gather(segments, rows)
         sources, splits = self._sources(texts)
-        old_starts, old_ends, old_splits = _offsets.valid_char_spans(texts)
-        at = sources + tf.gather(old_splits, row_ids(splits))
         row_of = tf.cumsum(tf.cast(rows_mask, tf.int64)) - 1
         picked = tf.where(tf.gather(rows_mask, token_segment))[:, 0]
-        new_starts, new_ends = _offsets.remap(
+        new_starts, new_ends = _offsets.before_rewrite(
             tf.gather(starts, picked),
             tf.gather(ends, picked),
             tf.gather(row_of, tf.gather(token_segment, picked)),
+            texts,
             tf.gather(normalized, rows),
-            tf.gather(old_starts, at),
-            tf.gather(old_ends, at),
+            tf.RaggedTensor.from_row_splits(sources, splits, validate=False),
         )
         picked = picked[:, None]
         return (
