@@ -52,7 +52,8 @@ class Viterbi(tf.Module):
         self.byte_fallback = byte_fallback
         # A word's ids depend on these alone: every build of the same file
         # shares one cache.
-        content = (pieces, scores, np.asarray([unk_id, byte_fallback], np.int64))
+        flags = np.asarray([unk_id, byte_fallback], np.int64)
+        content = (pieces, scores, flags)
         self._cache = WordCache(content_name("viterbi_words", *content))
         # The ids with each token's span in its word, for the offsets.
         self._spans_cache = WordCache(content_name("viterbi_spans", *content))
