@@ -169,9 +169,12 @@ def before_rewrite(starts, ends, rows, texts, rewritten, sources):
         # A byte of the row (a span may start at its end: its last
         # character decides), so that the search finds a character of it.
         inside = tf.minimum(at, tf.gather(new_lengths, rows) - 1)
-        c = tf.searchsorted(
-            new_at, row_start + inside, side="right", out_type=tf.int64
-        ) - 1
+        c = (
+            tf.searchsorted(
+                new_at, row_start + inside, side="right", out_type=tf.int64
+            )
+            - 1
+        )
         # No character (an empty row): the last entry, which reads as 0.
         c = tf.where(inside < 0, last, c)
         char_start = tf.gather(new_at, c)
