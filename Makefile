@@ -26,7 +26,7 @@ demo: $(STAMP)
 PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m pytest tests tf_input --doctest-modules -m "not slow" \
-		-n $(PYTEST_WORKERS) --dist loadfile
+		-n $(PYTEST_WORKERS) --dist loadfile --durations=20
 
 test-all: $(STAMP)
 	$(PY) -m pytest tests tf_input --doctest-modules \

@@ -2,10 +2,13 @@
 every family."""
 
 import json
+import random
 import subprocess
 import sys
 
 import tensorflow as tf
+
+from tests.shared_data import corpora
 
 # The child: loads the SavedModel with TensorFlow alone (plus TF Text when
 # the graph needs it), and checks that tf_input never comes in.
@@ -97,3 +100,51 @@ def byte_fallback_unigram_model():
         piece.piece, piece.score, piece.type = f"<0x{b:02X}>", 0.0, 6
     proto.trainer_spec.byte_fallback = True
     return proto.SerializeToString()
+
+
+def rows(tokenizer, lines, unit="char"):
+    """`tokenize_with_offsets` of `lines` (word ids too) as `as_rows`."""
+    return as_rows(
+        tokenizer.tokenize_with_offsets(
+            tf.constant(lines, tf.string), unit=unit, return_word_ids=True
+        )
+    )
+
+
+def hf_rows(reference, lines):
+    """HF `tokenizers`' ids, offsets and word ids of `lines`, as `rows`."""
+    return [
+        (e.ids, [tuple(o) for o in e.offsets], e.word_ids)
+        for e in reference.encode_batch(lines, add_special_tokens=False)
+    ]
+
+
+def assert_parity(tokenizer, reference, lines):
+    """Ids, character offsets and word ids equal HF's, and each byte span
+    touches the characters of its character span (an empty one, none)."""
+    got = rows(tokenizer, lines)
+    want = hf_rows(reference, lines)
+    bad = [(t, g, w) for t, g, w in zip(lines, got, want) if g != w]
+    assert not bad, f"{len(bad)}/{len(lines)} lines differ, first: {bad[0]!r}"
+    for line, (_, byte_spans, _), (_, char_spans, _) in zip(
+        lines, rows(tokenizer, lines, "byte"), got
+    ):
+        raw = line.encode("utf-8")
+        for (s, e), (cs, ce) in zip(byte_spans, char_spans):
+            if e > s:
+                text = raw[:e].decode("utf-8", "ignore")
+                first = len(raw[:s].decode("utf-8", "ignore"))
+                touched = (first, len(text) + (raw[:e] != text.encode()))
+                assert touched == (cs, ce), (line, (s, e), (cs, ce))
+            else:
+                assert cs == ce, (line, (s, e), (cs, ce))
+
+
+def sample(per_corpus, seed=0):
+    """`per_corpus` lines drawn from each shared corpus."""
+    rng = random.Random(seed)
+    return [
+        line
+        for _, corpus in sorted(corpora().items())
+        for line in rng.sample(corpus, min(per_corpus, len(corpus)))
+    ]

@@ -18,7 +18,6 @@ none.
 
 import functools
 import json
-import random
 import unicodedata
 
 import pytest
@@ -34,7 +33,11 @@ from tests.shared_data import corpora
 from tests.shared_data import requires_shared_data
 from tests.tokenizers import unigram_json
 from tests.tokenizers.offsets_testing import as_rows
+from tests.tokenizers.offsets_testing import assert_parity
+from tests.tokenizers.offsets_testing import hf_rows
 from tests.tokenizers.offsets_testing import reloaded_offsets
+from tests.tokenizers.offsets_testing import rows
+from tests.tokenizers.offsets_testing import sample
 from tests.tokenizers.test_json_unigram import ADVERSARIAL
 from tests.tokenizers.test_json_unigram import DEFAULT
 from tf_input import load_tokenizer
@@ -58,50 +61,6 @@ def pair(folder, name, kind, **options):
         path, reference = unigram_json.write(folder, name, kind)
         _PAIRS[key] = (load_tokenizer(path, **options), reference)
     return _PAIRS[key]
-
-
-def rows(tokenizer, lines, unit="char"):
-    return as_rows(
-        tokenizer.tokenize_with_offsets(
-            tf.constant(lines, tf.string), unit=unit, return_word_ids=True
-        )
-    )
-
-
-def hf_rows(reference, lines):
-    return [
-        (e.ids, [tuple(o) for o in e.offsets], e.word_ids)
-        for e in reference.encode_batch(lines, add_special_tokens=False)
-    ]
-
-
-def assert_parity(tokenizer, reference, lines):
-    got = rows(tokenizer, lines)
-    want = hf_rows(reference, lines)
-    bad = [(t, g, w) for t, g, w in zip(lines, got, want) if g != w]
-    assert not bad, f"{len(bad)}/{len(lines)} lines differ, first: {bad[0]!r}"
-    # Byte spans touch the characters of the character spans.
-    for line, (_, byte_spans, _), (_, char_spans, _) in zip(
-        lines, rows(tokenizer, lines, "byte"), got
-    ):
-        raw = line.encode("utf-8")
-        for (s, e), (cs, ce) in zip(byte_spans, char_spans):
-            if e > s:
-                text = raw[:e].decode("utf-8", "ignore")
-                first = len(raw[:s].decode("utf-8", "ignore"))
-                touched = (first, len(text) + (raw[:e] != text.encode()))
-                assert touched == (cs, ce), (line, (s, e), (cs, ce))
-            else:
-                assert cs == ce, (line, (s, e), (cs, ce))
-
-
-def sample(per_corpus, seed=0):
-    rng = random.Random(seed)
-    return [
-        line
-        for _, corpus in sorted(corpora().items())
-        for line in rng.sample(corpus, min(per_corpus, len(corpus)))
-    ]
 
 
 SPECIAL_CASES = ADVERSARIAL + [

@@ -9,6 +9,8 @@ import tensorflow as tf
 
 from tests.shared_data import SHARED_DATA
 from tests.shared_data import requires_shared_data
+from tests.tokenizers.offsets_testing import hf_rows
+from tests.tokenizers.offsets_testing import rows
 from tests.tokenizers.test_sentencepiece import tokenizer_and_reference
 from tf_input.tokenizers import SentencePieceTokenizer
 from tf_input.tokenizers.engines.word_cache import WordCache
@@ -262,24 +264,9 @@ def test_unigram_offsets_same_with_and_without_their_cache(tmp_path):
     )
     reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     lines = _corpus_lines(60)
-    expected = [
-        (e.ids, [list(o) for o in e.offsets], e.word_ids)
-        for e in reference.encode_batch(lines, add_special_tokens=False)
-    ]
-
-    def rows(tok):
-        ids, starts, ends, words = tok.tokenize_with_offsets(
-            tf.constant(lines), unit="char", return_word_ids=True
-        )
-        return [
-            (i, [[a, b] for a, b in zip(s, e)], w)
-            for i, s, e, w in zip(
-                ids.to_list(), starts.to_list(), ends.to_list(), words.to_list()
-            )
-        ]
-
+    expected = hf_rows(reference, lines)
     for _ in range(2):  # the second pass reads every word from the cache
-        assert rows(tokenizer) == expected
+        assert rows(tokenizer, lines) == expected
     assert int(engine._spans_cache.size()) > 0
-    assert rows(plain) == expected
+    assert rows(plain, lines) == expected
     assert int(plain_engine._spans_cache.size()) == 0
