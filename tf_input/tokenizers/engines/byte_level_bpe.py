@@ -175,13 +175,7 @@ class ByteLevelBPE(tf.Module):
     def _kept_or_merged(self, words):
         """BPE of `[M]` distinct words that are not one token: from the
         word cache, merging only the words it does not hold."""
-
-        def merged(words):
-            values, splits = self._merge_chunks(words)
-            return values, splits, tf.zeros(tf.shape(words), tf.float64)
-
-        values, splits, _ = self._cache(words, merged)
-        return values, splits
+        return self._cache.ids(words, self._merge_chunks)
 
     def _merge_chunks(self, words):
         """BPE of `[M]` distinct words -> `(ids, row_splits)`, by chunks.

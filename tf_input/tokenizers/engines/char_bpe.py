@@ -326,13 +326,7 @@ class CharBPE(tf.Module):
     def _kept_or_merged(self, words):
         """`_merge_words` of `[M]` distinct chunks, from the word cache
         where it holds them."""
-
-        def merged(words):
-            values, splits = self._merge_words(words)
-            return values, splits, tf.zeros(tf.shape(words), tf.float64)
-
-        values, splits, _ = self._cache(words, merged)
-        return values, splits
+        return self._cache.ids(words, self._merge_words)
 
     def _merge_words(self, words):
         """BPE of `[M]` strings, each one chunk -> `(ids, row_splits)`."""

@@ -86,12 +86,7 @@ class Viterbi(tf.Module):
         a word searched in an earlier batch comes from the word cache.
         """
         distinct, index = tf.unique(words, out_idx=tf.int64)
-
-        def search(words):
-            values, splits = self._encode(words)
-            return values, splits, tf.zeros(tf.shape(words), tf.float64)
-
-        values, splits, _ = self._cache(distinct, search)
+        values, splits = self._cache.ids(distinct, self._encode)
         ids = tf.gather(
             tf.RaggedTensor.from_row_splits(values, splits, validate=False),
             index,
@@ -117,13 +112,9 @@ class Viterbi(tf.Module):
                 [values, tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)],
                 1,
             )
-            return (
-                tf.reshape(triples, [-1]),
-                splits * 3,
-                tf.zeros(tf.shape(words), tf.float64),
-            )
+            return tf.reshape(triples, [-1]), splits * 3
 
-        values, splits, _ = self._spans_cache(distinct, search)
+        values, splits = self._spans_cache.ids(distinct, search)
         rows = tf.RaggedTensor.from_row_splits(
             tf.reshape(values, [-1, 3]), splits // 3, validate=False
         )

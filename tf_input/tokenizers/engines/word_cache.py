@@ -112,6 +112,17 @@ class WordCache(tf.Module):
             _empty,
         )
 
+    def ids(self, words, search):
+        """`__call__` for a search with no number: `search(words)` ->
+        `(int32 values, [n + 1] int64 splits)`, and the same returned."""
+
+        def numbered(words):
+            values, splits = search(words)
+            return values, splits, tf.zeros(tf.shape(words), tf.float64)
+
+        values, splits, _ = self(words, numbered)
+        return values, splits
+
     def _kept_or_searched(self, words, search):
         keys = tf.bitcast(tf.fingerprint(words), tf.int64)
         found = self._table.lookup(keys)
