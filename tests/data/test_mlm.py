@@ -296,6 +296,77 @@ def test_fit_loss_counts_only_the_chosen_positions(tokenizer, lines):
     assert 0 < weights.sum() < features["padding_mask"].numpy().sum()
 
 
+def test_sentence_pairs(tokenizer, lines):
+    """(text_a, text_b) pairs: the rows of `task="encode"` (`[CLS] a [SEP]
+    b [SEP]`, segment ids, "longest_first" truncation), masked over both
+    texts by the same rule as single texts; no special token (the `[SEP]`
+    between the texts included) is ever chosen."""
+    pairs = list(zip(lines[0:300:2], lines[1:300:2]))
+    common = dict(batch_size=16, max_length=96, batching="longest")
+    encoded = list(make_dataset(pairs, tokenizer, task="encode", **common))
+    masked = list(make_dataset(pairs, tokenizer, task="mlm", seed=4, **common))
+    assert len(encoded) == len(masked) == 10
+    specials = specials_of(tokenizer)
+    chosen_in = collections.Counter()
+    for plain, (features, labels, weights) in zip(encoded, masked):
+        ids = plain["token_ids"].numpy()
+        segments = plain["segment_ids"].numpy()
+        np.testing.assert_array_equal(features["segment_ids"], segments)
+        np.testing.assert_array_equal(
+            features["padding_mask"], plain["padding_mask"]
+        )
+        chosen = weights.numpy() > 0
+        original = np.where(chosen, labels.numpy(), features["token_ids"])
+        np.testing.assert_array_equal(original, ids)
+        real = plain["padding_mask"].numpy() > 0
+        selectable = real & ~np.isin(ids, specials)
+        assert not (chosen & ~selectable).any()
+        np.testing.assert_array_equal(
+            chosen.sum(1), rule(selectable.sum(1), 0.15)
+        )
+        chosen_in.update(segments[chosen].tolist())
+    # Both texts of the pairs (truncated to fit 96) get masks.
+    assert chosen_in[0] > 300 and chosen_in[1] > 300
+
+
+@pytest.mark.parametrize("batching", ["max_length", "bucket"])
+def test_whole_words_of_sentence_pairs(tokenizer, lines, batching):
+    """Whole-word masking of pairs: the words of either text are chosen
+    whole, `ceil(0.15 * words of both texts)` per row, in the padded
+    rows and in the ragged ("bucket") ones."""
+    pairs = list(zip(lines[0:200:2], lines[1:200:2]))
+    ds = make_dataset(
+        pairs,
+        tokenizer,
+        task="mlm",
+        batch_size=16,
+        max_length=64,
+        batching=batching,
+        whole_word_masking=True,
+        seed=3,
+    )
+    rows = rows_of(ds)
+    assert len(rows["real"]) >= len(pairs)
+    specials = specials_of(tokenizer)
+    pieces = np.array([t.startswith("##") for t in tokenizer.get_vocabulary()])
+    chosen_words = 0
+    for original, chosen, real in zip(
+        rows["original"], rows["weights"] > 0, rows["real"]
+    ):
+        ids, chosen = original[real], chosen[real]
+        special = np.isin(ids, specials)
+        # A word starts at a token that is not a `##` piece, or after a
+        # special token (the `[SEP]` between the texts).
+        word = np.cumsum(~pieces[ids] | special) - 1
+        for w in np.unique(word[chosen]):
+            assert chosen[word == w].all(), "a word chosen in part"
+        whole = [not special[word == w].any() for w in np.unique(word)]
+        assert len(np.unique(word[chosen])) == rule(sum(whole), 0.15)
+        assert not (chosen & special).any()
+        chosen_words += len(np.unique(word[chosen]))
+    assert chosen_words > 500
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
@@ -343,9 +414,18 @@ def test_bad_sources_and_tokenizers(tokenizer):
             max_length=8,
             whole_word_masking=True,
         )
-    with pytest.raises(ValueError, match="takes texts"):
+    with pytest.raises(ValueError, match="takes texts or .*pairs"):
         make_dataset(
-            [("a", "b")], tokenizer, task="mlm", batch_size=2, max_length=8
+            [("a", 1)], tokenizer, task="mlm", batch_size=2, max_length=8
+        )
+    with pytest.raises(ValueError, match='batching="pack".*pairs'):
+        make_dataset(
+            [("a", "b")],
+            tokenizer,
+            task="mlm",
+            batch_size=2,
+            max_length=8,
+            batching="pack",
         )
     vocabulary = VocabularyTokenizer()
     vocabulary.adapt(["a b"])

@@ -452,11 +452,13 @@ def check_columns(spec, task, batching, label_vocabulary):
         return "text"
     dtypes = [s.dtype for s in spec]
     strings = [d == tf.string for d in dtypes]
-    if task == "mlm":
+    if task == "mlm" and (strings != [True, True] or label_vocabulary):
         raise ValueError(
-            '`task="mlm"` takes texts (its labels are the masked tokens), '
-            "not tuples. Received: a source of "
-            f"{len(spec)}-tuples of dtypes {[d.name for d in dtypes]}."
+            '`task="mlm"` takes texts or (text_a, text_b) sentence pairs '
+            "(its labels are the masked tokens, so a source has none). "
+            f"Received: a source of {len(spec)}-tuples of dtypes "
+            f"{[d.name for d in dtypes]}"
+            + (" with a `label_vocabulary`." if label_vocabulary else ".")
         )
     if task == "lm":
         raise ValueError(

@@ -258,12 +258,14 @@ def _first(ragged, keep):
     return tf.ragged.boolean_mask(ragged, position < keep[:, None])
 
 
-def pair_rows(a, b, index, room, template, truncation):
+def pair_rows(a, b, index, room, template, truncation, special=None):
     """Rows `index` of two ragged texts, wrapped in a pair template.
 
     Returns `(ids, types, truncated, ok)`: ragged ids `prefix a middle b
     suffix` and their token types, which rows were cut, and `ok` (see
-    `pair_lengths`). `room` None: no cut.
+    `pair_lengths`). `room` None: no cut. `special`: an int to put in
+    place of the template's ids (values that follow the tokens, e.g.
+    their word ids), else None.
     """
     prefix, a_type, middle, b_type, suffix = split_template(template)
     a, b = tf.gather(a, index), tf.gather(b, index)
@@ -282,6 +284,8 @@ def pair_rows(a, b, index, room, template, truncation):
         (suffix, None, None),
     ):
         if part:
+            if special is not None:
+                part = [(special, type_id) for _, type_id in part]
             ids.append(_constant_rows(part, count, 0))
             types.append(_constant_rows(part, count, 1))
         if text is not None:

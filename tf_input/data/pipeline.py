@@ -194,9 +194,11 @@ def make_dataset(
       from the end (`chat_truncation="end"`) or left out (`"drop"`),
       counted by `stats(ds)["truncated"]` / `["dropped"]` (not with
       `"stream"`, which cuts nothing).
-    * `mlm` (masked language modelling, BERT's; texts, not with
-      `"stream"`): features as `encode` (+ `example_ids`, `positions`
-      when packing, as RoBERTa packs), `token_ids` masked. Of each
+    * `mlm` (masked language modelling, BERT's; texts, or `(text_a,
+      text_b)` sentence pairs as `encode` makes them, not packed; not
+      with `"stream"`): features as `encode` (+ `example_ids`,
+      `positions` when packing, as RoBERTa packs), `token_ids` masked,
+      both texts of a pair alike. Of each
       example's selectable tokens (not padding, not a special token of
       the tokenizer), `ceil(mask_selection_rate * count)` are chosen at
       random (at most `max_selections`), keras-hub's
@@ -738,15 +740,18 @@ def _chunks(s, lines, plan):
 
 
 def _numbered(chunks, chunk_size, shard):
-    """Chunks of texts -> `(texts, numbers)`: each text's number in the
-    source (the key of its masks, `task="mlm"`), by arithmetic on the
-    chunk's number (every chunk but the last is full), not by a step per
-    line; with `shard`, the number before sharding."""
+    """Chunks of texts -> `(texts, numbers)` (of pairs: `(texts, seconds,
+    numbers)`): each example's number in the source (the key of its
+    masks, `task="mlm"`), by arithmetic on the chunk's number (every chunk
+    but the last is full), not by a step per line; with `shard`, the
+    number before sharding."""
     num_shards, index = shard or (1, 0)
 
     def number(chunk, texts):
+        # A chunk of texts, or of `(text_a, text_b)` pairs: its columns.
+        columns = texts if isinstance(texts, tuple) else (texts,)
         first = chunk * chunk_size
-        local = first + tf.range(tf.size(texts, out_type=tf.int64))
-        return texts, local * num_shards + index
+        local = first + tf.range(tf.size(columns[0], out_type=tf.int64))
+        return (*columns, local * num_shards + index)
 
     return chunks.enumerate().map(plain(number))

@@ -206,8 +206,9 @@ class Rows:
     def _tokenize(self, *batch):
         """`(columns dict of ragged ids or values, kept index)`."""
         parts = {}
-        if self.masking is not None and len(batch) == 2:
-            # Texts and their numbers (the chunks of `make_dataset`).
+        if self.masking is not None and len(batch) == 2 + self.pairs:
+            # Texts (or pairs) and their numbers (the chunks of
+            # `make_dataset`).
             *batch, parts["number"] = batch
         if self.columns == "text":
             (texts,) = batch
@@ -230,16 +231,20 @@ class Rows:
             return parts, tf.reshape(tf.where(keep), [-1])
         else:  # seq2seq
             texts, second = batch
-        if self.masking is not None and self.masking.whole_word_masking:
-            ids, _, _, words = self.tokenizer._offset_rows(texts, False, "byte")
-            parts["ids"] = ids
-            # + 1: 0 on the special tokens (and padding) around them.
-            parts["token_words"] = tf.cast(words + 1, tf.int32)
+        words = self.masking is not None and self.masking.whole_word_masking
+        if words:
+            parts["ids"], parts["token_words"] = self._words(texts)
         else:
             parts["ids"] = token_ids(self.tokenizer, texts)
         keep = parts["ids"].row_lengths() > 0
-        if self.pairs:
+        if self.pairs and words:
+            parts["second"], second_words = self._words(second)
+            # The second text's words numbered after the first's.
+            last = tf.maximum(tf.reduce_max(parts["token_words"], axis=1), 0)
+            parts["second_words"] = second_words + last[:, None]
+        elif self.pairs:
             parts["second"] = token_ids(self.tokenizer, second)
+        if self.pairs:
             keep &= parts["second"].row_lengths() > 0
         if self.task == "seq2seq":
             parts["target"] = token_ids(self.target_tokenizer, second)
@@ -485,6 +490,13 @@ class Rows:
         """The index of the examples of `batch` that are not skipped."""
         return self._tokenize(*batch)[1]
 
+    def _words(self, texts):
+        """`(ids, words)`: ragged token ids and int32 word ids, 1, 2, ...
+        (the words of the tokenizer's pre-tokenization; 0 is left for the
+        special tokens and padding around them), for whole-word masking."""
+        ids, _, _, words = self.tokenizer._offset_rows(texts, False, "byte")
+        return ids, tf.cast(words + 1, tf.int32)
+
     def tokenize(self, *batch):
         """`[C]` lines (or pairs) -> dict of rows; empty examples removed.
 
@@ -517,11 +529,25 @@ class Rows:
             )
             with tf.control_dependencies([check]):
                 truncated = tf.identity(truncated)
+            if "token_words" in parts:
+                rows["token_words"] = pair_rows(
+                    parts["token_words"],
+                    parts["second_words"],
+                    index,
+                    self.capacity,
+                    self.template,
+                    self.truncation,
+                    special=0,
+                )[0]
             if self.batching in PADDED:
                 shape = [None, self.max_length]
                 rows["lengths"] = ids.row_lengths()
                 ids = ids.to_tensor(0, shape=shape)
                 types = types.to_tensor(0, shape=shape)
+                if "token_words" in rows:
+                    rows["token_words"] = rows["token_words"].to_tensor(
+                        0, shape=shape
+                    )
             rows["ids"], rows["types"] = ids, types
         elif self.batching in PADDED:
             rows["ids"], rows["lengths"], truncated = pad_rows(
@@ -538,7 +564,7 @@ class Rows:
             )
         # Per-token targets follow the ids: 0 (not a target) on specials.
         for key in ("token_labels", "token_weights", "token_words"):
-            if key not in parts:
+            if key not in parts or key in rows:
                 continue
             start, end = [0] * len(self.start), [0] * len(self.end)
             if self.batching in PADDED:
