@@ -353,6 +353,73 @@ def shakespeare_conversations(count=CONVERSATIONS):
     return out
 
 
+# CHATML with the assistant turns in `{% generation %}` blocks, which
+# `transformers`' `return_assistant_tokens_mask=True` needs.
+CHATML_GENERATION = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n"
+    "{% if m.role == 'assistant' %}{% generation %}{{ m.content }}"
+    "<|im_end|>\n{% endgeneration %}"
+    "{% else %}{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def transformers_chat(conversations, max_length):
+    """The batches of `task="chat"`, `"longest"`, made as a `transformers`
+    user makes them (TRL's `assistant_only_loss`): `apply_chat_template(
+    ..., return_assistant_tokens_mask=True)` on each batch of
+    conversations, padded to its longest row, then the next-token labels
+    and the assistant weights in numpy; into `tf.data` by a generator, so
+    every epoch renders and tokenizes again, as `task="chat"` does."""
+    import transformers
+
+    theirs = transformers.AutoTokenizer.from_pretrained(
+        str(DATA / "llm" / "qwen3")
+    )
+
+    def batches():
+        for at in range(0, len(conversations), BATCH_SIZE):
+            out = theirs.apply_chat_template(
+                conversations[at : at + BATCH_SIZE],
+                chat_template=CHATML_GENERATION,
+                tokenize=True,
+                return_dict=True,
+                return_assistant_tokens_mask=True,
+                padding="longest",
+                truncation=True,
+                max_length=max_length,
+                return_tensors="np",
+            )
+            ids = out["input_ids"].astype(np.int32)
+            mask = out["attention_mask"].astype(np.int32)
+            flags = out["assistant_masks"].astype(np.float32)
+            labels = np.zeros_like(ids)
+            labels[:, :-1] = ids[:, 1:]
+            weights = np.zeros_like(flags)
+            weights[:, :-1] = flags[:, 1:] * mask[:, 1:]
+            yield {"token_ids": ids, "padding_mask": mask}, labels, weights
+
+    matrix = tf.TensorSpec([None, None], tf.int32)
+    return tf.data.Dataset.from_generator(
+        batches,
+        output_signature=(
+            {"token_ids": matrix, "padding_mask": matrix},
+            matrix,
+            tf.TensorSpec([None, None], tf.float32),
+        ),
+    )
+
+
+def same_batches(ours, theirs, count=3):
+    """Raises unless the first `count` batches are equal (features,
+    labels, weights; padding masks as 0/1)."""
+    for a, b in zip(ours.take(count), theirs.take(count)):
+        for x, y in zip(tf.nest.flatten(a), tf.nest.flatten(b)):
+            np.testing.assert_array_equal(
+                np.asarray(x, np.float32), np.asarray(y, np.float32)
+            )
+
+
 def print_task_table(pipelines, counts, times, bases, floor):
     epoch, steady, latency = times
     print(
@@ -462,7 +529,13 @@ def task_section(tokenizer, repeats, section):
             conversations, chat_tokenizer, task="chat", **common
         )
         bases[f"chat {batching}"] = f"lm {batching}"
-    counts = count_rows(pipelines, specials=0)
+    reference = "transformers longest"
+    pipelines[reference] = transformers_chat(conversations, CHAT_MAX_LENGTH)
+    same_batches(pipelines["chat longest"], pipelines[reference])
+    counts = count_rows(
+        {k: v for k, v in pipelines.items() if k != reference}, specials=0
+    )
+    counts[reference] = counts["chat longest"]  # the same batches
     times = time_rounds(pipelines, CHAT_EPOCHS, repeats)
     weighted = counts["chat longest"]["targets"]
     print(
@@ -474,6 +547,12 @@ def task_section(tokenizer, repeats, section):
     )
     for row in print_task_table(pipelines, counts, times, bases, floor):
         results.append(dict(corpus="tinyshakespeare conversations", **row))
+    for timing, label in ((times[1], "steady"), (times[0], "per epoch")):
+        ratio = round_ratio(timing, counts, "chat longest", reference)
+        print(f"chat longest × {reference}, {label}: {ratio:.2f}")
+        results.append(
+            dict(comparison=f"chat × transformers, {label}", ratio=ratio)
+        )
     return results
 
 

@@ -230,6 +230,38 @@ def test_long_conversations_cut_or_dropped_and_counted(tiny):
     assert (result["truncated"], result["dropped"]) == (0, 1)
 
 
+def test_cardinality_is_the_number_of_batches(tiny, tmp_path):
+    """A list of conversations is counted when the dataset is made: its
+    `cardinality()` is the number of batches an epoch gives, in each
+    batching (drops, unrolled turns and the stream included); JSONL files
+    only with `count_batches=True`."""
+    conversations = chats() * 5
+    for kwargs in (
+        {"batching": "longest"},
+        {"batching": "pack", "drop_remainder": True},
+        {"batching": "stream", "max_length": 16},
+        {"unroll_turns": True, "batch_size": 3},
+        {"chat_truncation": "drop", "max_length": 30},
+        {"batching": "bucket", "bucket_boundaries": [24, 48]},
+    ):
+        kwargs = {"batch_size": 4, "max_length": 64, **kwargs}
+        ds = make_dataset(conversations, tiny, task="chat", **kwargs)
+        batches = sum(1 for _ in ds)
+        assert int(ds.cardinality()) == batches, kwargs
+        assert pipeline_info(ds).num_batches == batches
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        "\n".join(json.dumps({"messages": c}) for c in conversations) + "\n"
+    )
+    common = dict(task="chat", batch_size=4, max_length=64)
+    unknown = tf.data.UNKNOWN_CARDINALITY
+    assert make_dataset(str(path), tiny, **common).cardinality() == unknown
+    counted = make_dataset(str(path), tiny, count_batches=True, **common)
+    assert int(counted.cardinality()) == -(-len(conversations) // 4)
+    listed = make_dataset(conversations, tiny, count_batches=False, **common)
+    assert listed.cardinality() == unknown
+
+
 @requires_shared_data
 def test_qwen3_is_not_prefix_stable_and_unrolls(qwen):
     conversation = chats()[1]

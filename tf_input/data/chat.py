@@ -81,9 +81,11 @@ def chat_dataset(
     tokens_per_batch=None,
     sample_size=10_000,
     shard=None,
+    count_batches=None,
 ):
     """The `make_dataset(task="chat")` dataset (see there)."""
     shard = check_shard(shard)
+    count_batches = check_bool("count_batches", count_batches, allow_none=True)
     batch_size = check_positive_int("batch_size", batch_size)
     max_length = check_positive_int("max_length", max_length)
     if batching not in CHAT_BATCHINGS:
@@ -197,6 +199,22 @@ def chat_dataset(
         dataset = dataset.map(
             lambda f, y, w: ({name: f[name] for name in wanted}, y, w)
         )
+    num_batches = None
+    if count_batches is None:  # in memory: one counting pass, as elsewhere
+        count_batches = not _is_files(source)
+    if count_batches:
+        # Rendered and batched once, so that `fit` knows the epoch length.
+        num_batches = int(dataset.reduce(np.int64(0), lambda n, *_: n + 1))
+        if num_batches == 0:
+            raise ValueError(
+                'task="chat" made no batch from these conversations (with '
+                f"drop_remainder={drop_remainder}, batch_size={batch_size}"
+                f", chat_truncation={chat_truncation!r}, "
+                f"unroll_turns={unroll_turns})."
+            )
+        dataset = dataset.apply(
+            tf.data.experimental.assert_cardinality(num_batches)
+        )
     features = tuple(dataset.element_spec[0])
     info = PipelineInfo(
         task="chat",
@@ -205,7 +223,7 @@ def chat_dataset(
         features=features,
         boundaries=boundaries,
         batch_sizes=batch_sizes,
-        num_batches=None,
+        num_batches=num_batches,
         counting=None,
         add_special_tokens=False,
         tokenizer=tokenizer,
@@ -217,19 +235,20 @@ def chat_dataset(
 
 
 # --- Python: sources and rendering ------------------------------------------
+def _is_files(source):
+    """Whether `source` names JSONL files (one path or a list of them)."""
+    return isinstance(source, (str, os.PathLike)) or (
+        isinstance(source, (list, tuple))
+        and bool(source)
+        and all(isinstance(s, (str, os.PathLike)) for s in source)
+    )
+
+
 def _conversations(source):
     """A function giving `(where, conversation)` pairs: `where` names the
     conversation in errors (its index, or its file and line)."""
-    files = None
-    if isinstance(source, (str, os.PathLike)):
-        files = [source]
-    elif (
-        isinstance(source, (list, tuple))
-        and source
-        and all(isinstance(s, (str, os.PathLike)) for s in source)
-    ):
-        files = list(source)
-    if files is not None:
+    if _is_files(source):
+        files = [source] if isinstance(source, (str, os.PathLike)) else source
         paths = [pathlib.Path(f) for f in files]
         for path in paths:
             if not path.is_file():
@@ -293,11 +312,14 @@ def render_rows(template, conversation, variables, unroll_turns, where):
             raise chat.ChatTemplateError(f"{where}: {error}") from None
 
     turns = []
+    whole = None
     for k, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
         prompt = render(messages[:k], True)
         with_turn = render(messages[: k + 1], False)
+        if k == len(messages) - 1:  # the last turn: the whole conversation
+            whole = with_turn
         if not with_turn.startswith(prompt):
             raise ValueError(
                 f"{where}: the chat template renders assistant turn {k} so "
@@ -309,7 +331,8 @@ def render_rows(template, conversation, variables, unroll_turns, where):
         turns.append((k, len(prompt), with_turn))
     if unroll_turns:
         return [(text, [start], [len(text)]) for _, start, text in turns]
-    whole = render(messages, False)
+    if whole is None:
+        whole = render(messages, False)
     for k, start, with_turn in turns:
         if not whole.startswith(with_turn):
             raise ValueError(

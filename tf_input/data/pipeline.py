@@ -445,6 +445,7 @@ def make_dataset(
             tokens_per_batch=tokens_per_batch,
             sample_size=sample_size,
             shard=shard,
+            count_batches=count_batches,
         )
     for name, value in (
         ("unroll_turns", unroll_turns),
@@ -581,6 +582,7 @@ _CHAT_ARGUMENTS = {
     "tokens_per_batch",
     "sample_size",
     "shard",
+    "count_batches",
 }
 _DEFAULTS = {
     "target_tokenizer": None,
