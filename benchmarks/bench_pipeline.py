@@ -390,8 +390,9 @@ def transformers_chat(conversations, max_length):
                 max_length=max_length,
                 return_tensors="np",
             )
-            ids = out["input_ids"].astype(np.int32)
             mask = out["attention_mask"].astype(np.int32)
+            # Padding as 0, as `make_dataset` pads (HF pads with its id).
+            ids = out["input_ids"].astype(np.int32) * mask
             flags = out["assistant_masks"].astype(np.float32)
             labels = np.zeros_like(ids)
             labels[:, :-1] = ids[:, 1:]

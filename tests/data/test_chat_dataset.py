@@ -262,6 +262,89 @@ def test_cardinality_is_the_number_of_batches(tiny, tmp_path):
     assert listed.cardinality() == unknown
 
 
+def test_rendered_rows_are_kept_and_bounded(monkeypatch):
+    """`RenderCache`: a conversation seen before is not rendered again,
+    unless it changed in place; entries stop at the bound; a template
+    that reads the clock and a conversation that is not JSON are always
+    rendered."""
+    from tf_input.data import chat as chat_data
+
+    renders = []
+
+    def rows_of(cache, conversation):
+        def render():
+            renders.append(1)
+            return [(repr(conversation), [0], [1])]
+
+        return cache.rows(conversation, render)
+
+    cache = chat_data.RenderCache(CHATML)
+    conversation = chats()[1]
+    first = rows_of(cache, conversation)
+    assert rows_of(cache, conversation) is first and len(renders) == 1
+    conversation[-1]["content"] = "7"  # changed in place: rendered again
+    assert rows_of(cache, conversation) != first and len(renders) == 2
+    assert rows_of(cache, chats()[1]) == first and len(renders) == 2
+    monkeypatch.setattr(chat_data, "RENDER_CACHE_CHARACTERS", 400)
+    small = chat_data.RenderCache(CHATML)
+    for _ in range(2):
+        for c in chats():
+            rows_of(small, c)
+    assert small._characters <= 400 and 0 < len(small._rows) < len(chats())
+    for template, conversation in (
+        ("{{ strftime_now('%Y') }}" + CHATML, chats()[0]),
+        (CHATML, [{"role": "user", "content": "hi", "at": object()}]),
+    ):
+        before = len(renders)
+        for _ in range(2):
+            rows_of(chat_data.RenderCache(template), conversation)
+        assert len(renders) == before + 2
+
+
+def test_same_batches_with_and_without_kept_renders(tiny, monkeypatch):
+    """Two epochs of a shuffled dataset, with the rendered rows kept and
+    with none kept: the same batches; a conversation changed between
+    epochs is batched as changed."""
+    from tf_input.data import chat as chat_data
+
+    conversations = [[dict(m) for m in c] for c in chats() * 6]
+    common = dict(task="chat", batch_size=4, max_length=64, shuffle=8, seed=3)
+
+    def epochs(ds, count=2):
+        return [
+            [
+                np.concatenate(
+                    [np.ravel(np.asarray(x)) for x in tf.nest.flatten(b)]
+                )
+                for b in ds
+            ]
+            for _ in range(count)
+        ]
+
+    kept = epochs(make_dataset(conversations, tiny, **common))
+    monkeypatch.setattr(chat_data, "RENDER_CACHE_CHARACTERS", 0)
+    none_kept = epochs(make_dataset(conversations, tiny, **common))
+    for a, b in zip(kept, none_kept):
+        assert len(a) == len(b) == 5
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    monkeypatch.undo()
+    ds = make_dataset(
+        conversations, tiny, task="chat", batch_size=4, max_length=64
+    )
+    before = epochs(ds, 1)[0]
+    conversations[0][1]["content"] = "hey"
+    after = epochs(ds, 1)[0]
+    fresh = epochs(
+        make_dataset(
+            conversations, tiny, task="chat", batch_size=4, max_length=64
+        ),
+        1,
+    )[0]
+    assert not np.array_equal(before[0], after[0])
+    np.testing.assert_array_equal(after[0], fresh[0])
+
+
 @requires_shared_data
 def test_qwen3_is_not_prefix_stable_and_unrolls(qwen):
     conversation = chats()[1]

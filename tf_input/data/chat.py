@@ -59,6 +59,11 @@ CHAT_BATCHINGS = ("longest", "max_length", "bucket", "pack", "stream")
 CHAT_TRUNCATIONS = ("end", "drop")
 # Conversations rendered when the dataset is made, to check them early.
 _CHECKED = 32
+# Rows handed from Python to `tf.data` at a time.
+_HANDED = 64
+# Most characters (conversations as JSON, and their rendered rows) a
+# dataset keeps from one epoch to the next (`RenderCache`).
+RENDER_CACHE_CHARACTERS = 2**26
 
 
 def chat_dataset(
@@ -133,28 +138,44 @@ def chat_dataset(
     # refuses them, or is not prefix-stable, is an error here and not a
     # stop in the middle of `fit` (later ones stop the pipeline with the
     # same message).
+    cache = RenderCache(template)
+
+    def rows_of(where, conversation):
+        return cache.rows(
+            conversation,
+            lambda: render_rows(
+                template, conversation, variables, unroll_turns, where
+            ),
+        )
+
     for number, (where, conversation) in enumerate(conversations()):
         if number == _CHECKED:
             break
-        render_rows(template, conversation, variables, unroll_turns, where)
+        rows_of(where, conversation)
 
     def generate():
+        rows = []
         for number, (where, conversation) in enumerate(conversations()):
             # A worker's share: every `count`-th conversation, unrendered
             # before it is skipped.
             if shard is not None and number % shard[0] != shard[1]:
                 continue
-            for text, starts, ends in render_rows(
-                template, conversation, variables, unroll_turns, where
-            ):
-                yield text, starts, ends
+            rows.extend(rows_of(where, conversation))
+            if len(rows) >= _HANDED:
+                yield _columns(rows)
+                rows = []
+        if rows:
+            yield _columns(rows)
 
-    signature = (
-        tf.TensorSpec([], tf.string),
-        tf.TensorSpec([None], tf.int64),
-        tf.TensorSpec([None], tf.int64),
+    vector = tf.TensorSpec([None], tf.int64)
+    signature = (tf.TensorSpec([None], tf.string), vector, vector, vector)
+    # Rows cross from Python a few dozen at a time (a generator's element
+    # costs ~0.2 ms), then one by one.
+    texts = (
+        tf.data.Dataset.from_generator(generate, output_signature=signature)
+        .map(plain(_spans))
+        .unbatch()
     )
-    texts = tf.data.Dataset.from_generator(generate, output_signature=signature)
 
     def tokenize(texts):
         return texts.ragged_batch(chunk_size).map(
@@ -235,6 +256,41 @@ def chat_dataset(
 
 
 # --- Python: sources and rendering ------------------------------------------
+class RenderCache:
+    """The rendered rows of the conversations seen, kept from one epoch to
+    the next: a conversation's rows depend only on its messages (the
+    template and its variables are the dataset's), so they are looked up
+    by the conversation's JSON text, exactly, and a conversation changed
+    in place is rendered again. Bounded: entries are added while the
+    characters kept (keys and texts) stay within
+    `RENDER_CACHE_CHARACTERS`, none evicted. Off for a template that
+    reads the clock (`strftime_now`), and for a conversation that is not
+    JSON. Safe under concurrent iterators (a dict's get and set; two
+    threads rendering one conversation store equal rows)."""
+
+    def __init__(self, template):
+        self._rows = {}
+        self._characters = 0
+        self._on = "strftime_now" not in template
+
+    def rows(self, conversation, render):
+        if not self._on:
+            return render()
+        try:
+            key = json.dumps(conversation, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return render()
+        found = self._rows.get(key)
+        if found is not None:
+            return found
+        rows = render()
+        size = len(key) + sum(len(text) + 2 * len(s) for text, s, _ in rows)
+        if self._characters + size <= RENDER_CACHE_CHARACTERS:
+            self._characters += size
+            self._rows[key] = rows
+        return rows
+
+
 def _is_files(source):
     """Whether `source` names JSONL files (one path or a list of them)."""
     return isinstance(source, (str, os.PathLike)) or (
@@ -351,6 +407,27 @@ def render_rows(template, conversation, variables, unroll_turns, where):
             [len(text) for _, _, text in turns],
         )
     ]
+
+
+def _columns(rows):
+    """Rows `(text, starts, ends)` -> arrays: the texts, every row's starts
+    and ends end to end, and the spans of each row."""
+    return (
+        np.array([text for text, _, _ in rows], dtype=object),
+        np.array([s for _, starts, _ in rows for s in starts], np.int64),
+        np.array([e for _, _, ends in rows for e in ends], np.int64),
+        np.array([len(starts) for _, starts, _ in rows], np.int64),
+    )
+
+
+def _spans(texts, starts, ends, counts):
+    """`_columns`' arrays -> texts and ragged `[rows, (spans)]` starts and
+    ends (to unbatch into rows)."""
+    return (
+        texts,
+        tf.RaggedTensor.from_row_lengths(starts, counts),
+        tf.RaggedTensor.from_row_lengths(ends, counts),
+    )
 
 
 def _check_offsets(tokenizer):
