@@ -781,25 +781,43 @@ class Rows:
         if epoch is None:
             return features, None, None
         ids = features["token_ids"]
-        shape = tf.shape(ids, out_type=tf.int64)
+        words = dense.get("token_words")
         if "example_ids" in dense:
-            group = dense["example_ids"]
-            number = dense["numbers"]
-            position = dense["offsets"]
-        else:
-            group = features["padding_mask"]
-            number = dense["number"][:, None]
-            position = tf.broadcast_to(tf.range(shape[1])[None, :], shape)
+            masked, labels, weights = masking_module.mask_tokens(
+                self.masking,
+                ids,
+                dense["example_ids"],
+                dense["numbers"],
+                dense["offsets"],
+                epoch,
+                words,
+                packed=True,
+            )
+            features["token_ids"] = masked
+            return features, labels, weights
+        # Rows of one example each, padded (to `max_length` in the padded
+        # modes): masked up to the longest row only, the same masks (no
+        # padding column is ever chosen, and a position's draws depend on
+        # its column alone), then padded back.
+        width = tf.shape(ids, out_type=tf.int64)[1]
+        lengths = tf.cast(dense["lengths"], tf.int64)
+        used = tf.minimum(tf.reduce_max(tf.concat([lengths, [1]], 0)), width)
+        rows = tf.shape(ids, out_type=tf.int64)[0]
+        position = tf.broadcast_to(tf.range(used)[None, :], [rows, used])
         masked, labels, weights = masking_module.mask_tokens(
             self.masking,
-            ids,
-            group,
-            number,
+            ids[:, :used],
+            features["padding_mask"][:, :used],
+            dense["number"][:, None],
             position,
             epoch,
-            dense.get("token_words"),
-            packed="example_ids" in dense,
+            None if words is None else words[:, :used],
         )
+        pad = [[0, 0], [0, width - used]]
+        masked = tf.concat([masked, ids[:, used:]], 1)
+        labels, weights = tf.pad(labels, pad), tf.pad(weights, pad)
+        for value in (masked, labels, weights):
+            value.set_shape(ids.shape)  # the static width of the rows
         features["token_ids"] = masked
         return features, labels, weights
 
