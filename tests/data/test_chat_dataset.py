@@ -301,6 +301,36 @@ def test_rendered_rows_are_kept_and_bounded(monkeypatch):
         assert len(renders) == before + 2
 
 
+def test_kept_renders_stay_bounded_under_threads(monkeypatch):
+    """Eight threads storing rows at once: the characters kept never pass
+    the bound, and the count matches what is stored."""
+    import threading
+
+    from tf_input.data import chat as chat_data
+
+    monkeypatch.setattr(chat_data, "RENDER_CACHE_CHARACTERS", 5_000)
+    cache = chat_data.RenderCache(CHATML)
+    conversations = [
+        [{"role": "user", "content": f"question {i}"}] for i in range(400)
+    ]
+
+    def work():
+        for conversation in conversations:
+            cache.rows(conversation, lambda: [("x" * 40, [0], [1])])
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stored = sum(
+        len(key) + sum(len(t) + 2 * len(a) for t, a, _ in rows)
+        for key, rows in cache._rows.items()
+    )
+    assert cache._characters == stored <= 5_000
+    assert 0 < len(cache._rows) < len(conversations)
+
+
 def test_same_batches_with_and_without_kept_renders(tiny, monkeypatch):
     """Two epochs of a shuffled dataset, with the rendered rows kept and
     with none kept: the same batches; a conversation changed between

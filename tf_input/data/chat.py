@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import threading
 
 import numpy as np
 import tensorflow as tf
@@ -265,12 +266,14 @@ class RenderCache:
     characters kept (keys and texts) stay within
     `RENDER_CACHE_CHARACTERS`, none evicted. Off for a template that
     reads the clock (`strftime_now`), and for a conversation that is not
-    JSON. Safe under concurrent iterators (a dict's get and set; two
-    threads rendering one conversation store equal rows)."""
+    JSON. Safe under concurrent iterators: rendering runs outside the
+    lock, which guards only the bound and the store (two threads rendering
+    one conversation store equal rows)."""
 
     def __init__(self, template):
         self._rows = {}
         self._characters = 0
+        self._lock = threading.Lock()
         self._on = "strftime_now" not in template
 
     def rows(self, conversation, render):
@@ -285,9 +288,12 @@ class RenderCache:
             return found
         rows = render()
         size = len(key) + sum(len(text) + 2 * len(s) for text, s, _ in rows)
-        if self._characters + size <= RENDER_CACHE_CHARACTERS:
-            self._characters += size
-            self._rows[key] = rows
+        with self._lock:
+            if key not in self._rows and (
+                self._characters + size <= RENDER_CACHE_CHARACTERS
+            ):
+                self._characters += size
+                self._rows[key] = rows
         return rows
 
 
