@@ -42,6 +42,7 @@ from tests.tokenizers.test_json_unigram import ADVERSARIAL
 from tests.tokenizers.test_json_unigram import DEFAULT
 from tf_input import load_tokenizer
 from tf_input.tokenizers.hf.normalizers import Normalizer
+from tf_input.tokenizers.hf.normalizers.precompiled import Precompiled
 
 ALL = [(m, k) for m in unigram_json.MODELS for k in unigram_json.KINDS]
 
@@ -328,6 +329,56 @@ def test_precompiled_alignments_match_hf(name):
     got = ours_alignments(normalizer, lines)
     bad = [(x, g, w) for x, g, w in zip(lines, got, want) if g != w]
     assert not bad, f"{len(bad)}/{len(lines)} differ, first: {bad[0]!r}"
+
+
+# One reason each for a text to go through the charsmap's rules: a
+# character with a rule of its own, a cluster that starts on an ASCII
+# character (an accent, a keycap, a combining overlay, CR LF), a
+# non-ASCII first character; and texts with none.
+_RULE_CASES = [
+    "plain text, 42 words; (ASCII) only!",
+    "e\u0301te\u0301",
+    "caf\u00e9",
+    "a\r\nb",
+    "a\rb",
+    "x\x01y",
+    "tab\there",
+    "\uff26ullwidth",
+    "1\ufe0f\u20e3",
+    "\u1100\u1161\u11a8",
+    "<\u0338 =\u0338",
+    "A\u030a",
+    "\u00a0x",
+    "end\n",
+    "",
+]
+
+
+@requires_shared_data
+@pytest.mark.parametrize("name", sorted(unigram_json.MODELS))
+def test_texts_the_rules_skip_are_the_texts_they_leave_alone(name):
+    """`Precompiled` rewrites only the texts its `changing` pattern picks
+    and keeps the others as they are: the full rewrite must leave every
+    one of those unchanged, each character in its place."""
+    blob = unigram_json.read_proto(name).normalizer_spec.precompiled_charsmap
+    op = Precompiled(blob)
+    lines = sample(100) + _RULE_CASES
+    texts = tf.constant(lines)
+    picked = tf.strings.regex_full_match(texts, op.changing).numpy()
+    rewritten, sources = op._with_sources(texts)
+    skipped = [
+        (line, out.decode("utf-8"), where)
+        for line, out, where, p in zip(
+            lines, rewritten.numpy(), sources.to_list(), picked
+        )
+        if not p
+    ]
+    assert skipped and len(skipped) < len(lines)
+    for line, out, where in skipped:
+        assert (out, where) == (line, list(range(len(line)))), line
+    normalizer = _precompiled(name)
+    want = hf_alignments(normalizer, _RULE_CASES)
+    assert ours_alignments(normalizer, _RULE_CASES) == want
 
 
 @requires_shared_data

@@ -160,7 +160,7 @@ class Precompiled(tf.Module):
         super().__init__()
         rules = charsmap_rules(blob)
         firsts = sorted({ord(key[0]) for key in rules})
-        self.first_class = CodePoints((c, c) for c in firsts).re2()
+        self.changing = _changing_texts(rules)
         self.has_rules = bool(rules)
         # Clusters looked up whole have at most this many characters.
         self.longest = max((len(k) for k in rules), default=1)
@@ -181,11 +181,7 @@ class Precompiled(tf.Module):
     def __call__(self, texts):
         if not self.has_rules:
             return texts
-        # Lines without a character that starts a key are left alone.
-        touched = tf.strings.regex_full_match(
-            texts, f"(?s).*{self.first_class}.*"
-        )
-        where = tf.where(touched)
+        where = tf.where(tf.strings.regex_full_match(texts, self.changing))
         done = self._normalize(tf.gather_nd(texts, where))
         return tf.tensor_scatter_nd_update(texts, where, done)
 
@@ -209,9 +205,25 @@ class Precompiled(tf.Module):
         from the character before the pointer (none at 0) and does not
         move it.
         """
-        count = tf.size(texts, out_type=tf.int64)
         if not self.has_rules:
             return texts, None
+        # The texts no rule changes keep their characters in place.
+        changed = tf.strings.regex_full_match(texts, self.changing)
+        where = tf.where(changed)
+        done, moved = self._with_sources(tf.gather_nd(texts, where))
+        kept = tf.ragged.range(
+            tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+        )
+        # Row i of the result: row i of `kept`, or its row among `moved`.
+        count = tf.size(texts, out_type=tf.int64)
+        rank = tf.cumsum(tf.cast(changed, tf.int64)) - 1
+        rows = tf.where(changed, count + rank, tf.range(count))
+        sources = tf.gather(tf.concat([kept, moved], axis=0), rows)
+        return tf.tensor_scatter_nd_update(texts, where, done), sources
+
+    def _with_sources(self, texts):
+        """`with_sources` of texts that may all change."""
+        count = tf.size(texts, out_type=tf.int64)
         out, splits, old = self._rewrite(texts)
         new = tf.strings.unicode_decode(out, "UTF-8")
         new_count = tf.cast(new.row_lengths(), tf.int64)
@@ -298,3 +310,24 @@ class Precompiled(tf.Module):
             tf.ones_like(position),
         )
         return out, tf.cast(splits, tf.int64), old
+
+
+_ASCII = CodePoints([(0, 0x7F)])
+
+
+def _changing_texts(rules):
+    """An RE2 pattern that fully matches every text the rules may change
+    (and some they leave alone): one holding a character with a rule of
+    its own, or one that may start a longer cluster with a key. A
+    character starts a cluster of two or more only when a non-ASCII one
+    follows it, or it is non-ASCII, or it is the CR of CR LF (Unicode's
+    grapheme rules), so text without those is left as it is."""
+    singles = CodePoints((ord(k), ord(k)) for k in rules if len(k) == 1)
+    firsts = CodePoints((ord(k[0]), ord(k[0])) for k in rules)
+    parts = [
+        (singles | (firsts - _ASCII)).re2(),
+        f"{(firsts & _ASCII).re2()}[^\\x{{0}}-\\x{{7F}}]",
+    ]
+    if ord("\r") in firsts:
+        parts.append(r"\r\n")
+    return f"(?s).*(?:{'|'.join(parts)}).*"
