@@ -38,6 +38,32 @@ def starts_in_rows(lengths, splits):
     return total[:-1] - tf.gather(first, row_ids(splits))
 
 
+def sources_where(changing, texts, with_sources):
+    """A normalizer's `with_sources` run only where it can move characters.
+
+    Args:
+        changing: bool `[M]`, the texts that may not stay as they are.
+        texts: `[M]` valid UTF-8 strings.
+        with_sources: `[K]` texts -> (rewritten `[K]` texts, int64 ragged
+            `[K, None]` sources), the rewrite with its alignments.
+
+    Returns:
+        The texts, those of `changing` rewritten, and the sources of all:
+        each character of the others is its own source.
+    """
+    where = tf.where(changing)
+    done, moved = with_sources(tf.gather_nd(texts, where))
+    kept = tf.ragged.range(
+        tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+    )
+    # Row i: row i of `kept`, or its own row among `moved`.
+    count = tf.size(texts, out_type=tf.int64)
+    rank = tf.cumsum(tf.cast(changing, tf.int64)) - 1
+    rows = tf.where(changing, count + rank, tf.range(count))
+    sources = tf.gather(tf.concat([kept, moved], axis=0), rows)
+    return tf.tensor_scatter_nd_update(texts, where, done), sources
+
+
 def _char_at(char_keys, rows, positions):
     """Index (into the flat characters) of the character holding the byte
     at `positions` of `rows`; `char_keys` are `row * _ROW + start` of each

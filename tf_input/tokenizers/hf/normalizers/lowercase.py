@@ -11,6 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._offsets import sources_where
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
 
@@ -50,6 +51,11 @@ class Lowercase:
         character is one character, except U+0130, whose second
         character ("i" + U+0307) HF inserts after the first (both come
         from U+0130)."""
+        dotted = tf.strings.regex_full_match(texts, "(?s).*\u0130.*")
+        _, sources = sources_where(dotted, texts, self._with_sources)
+        return self(texts), sources
+
+    def _with_sources(self, texts):
         chars = tf.strings.unicode_decode(texts, "UTF-8")
         flat = chars.flat_values
         splits = tf.cast(chars.row_splits, tf.int64)

@@ -32,6 +32,7 @@ import tensorflow as tf
 
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._offsets import sources_where
 from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
@@ -207,19 +208,8 @@ class Precompiled(tf.Module):
         """
         if not self.has_rules:
             return texts, None
-        # The texts no rule changes keep their characters in place.
-        changed = tf.strings.regex_full_match(texts, self.changing)
-        where = tf.where(changed)
-        done, moved = self._with_sources(tf.gather_nd(texts, where))
-        kept = tf.ragged.range(
-            tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
-        )
-        # Row i of the result: row i of `kept`, or its row among `moved`.
-        count = tf.size(texts, out_type=tf.int64)
-        rank = tf.cumsum(tf.cast(changed, tf.int64)) - 1
-        rows = tf.where(changed, count + rank, tf.range(count))
-        sources = tf.gather(tf.concat([kept, moved], axis=0), rows)
-        return tf.tensor_scatter_nd_update(texts, where, done), sources
+        changing = tf.strings.regex_full_match(texts, self.changing)
+        return sources_where(changing, texts, self._with_sources)
 
     def _with_sources(self, texts):
         """`with_sources` of texts that may all change."""

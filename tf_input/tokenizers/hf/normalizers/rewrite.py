@@ -13,6 +13,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from tf_input._ragged import marks
+from tf_input.tokenizers._offsets import sources_where
 
 # Around each match in a marked text: never in valid UTF-8.
 _OPEN, _MIDDLE, _CLOSE = b"\xfe", b"\xfd", b"\xff"
@@ -26,6 +27,7 @@ class RegexRewrite:
     def __init__(self, re2, rewrite):
         self.re2 = re2
         self.rewrite = rewrite
+        self._matching = f"(?s).*(?:{re2}).*"
 
     def __call__(self, texts):
         return tf.strings.regex_replace(texts, self.re2, self.rewrite)
@@ -34,6 +36,10 @@ class RegexRewrite:
         """`(rewritten [M], int64 ragged [M, None] sources)`: an output
         character outside a replacement is its own input character; one
         inside a replacement comes from the match's last character."""
+        matching = tf.strings.regex_full_match(texts, self._matching)
+        return sources_where(matching, texts, self._with_sources)
+
+    def _with_sources(self, texts):
         marked = tf.strings.regex_replace(
             texts,
             self.re2,

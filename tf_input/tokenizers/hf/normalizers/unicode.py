@@ -26,6 +26,7 @@ import tensorflow as tf
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers import _unicode
+from tf_input.tokenizers._offsets import sources_where
 from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._unicode import CodePoints
@@ -191,6 +192,10 @@ class UnicodeNormalization:
         Checked against HF for all four forms on random strings of
         combining marks, Hangul, compatibility characters.
         """
+        unsafe = ~tf.strings.regex_full_match(texts, self.safe_pattern)
+        return sources_where(unsafe, texts, self._with_sources)
+
+    def _with_sources(self, texts):
         chars = tf.strings.unicode_decode(texts, "UTF-8")
         values, splits, sources = self.code_points_with_sources(
             chars.flat_values, tf.cast(chars.row_splits, tf.int64)
