@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from tf_input.tokenizers._offsets import sources_where
 from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._unicode import CodePoints
 from tf_input.tokenizers.base import Untracked
@@ -138,7 +139,26 @@ class Normalizer(tf.Module):
     def with_sources(self, texts):
         """`[M]` texts -> (normalized `[M]` texts, int64 ragged `[M, None]`
         sources): for each normalized character, the index of the input
-        character it is aligned with (HF's alignments), -1 for none."""
+        character it is aligned with (HF's alignments), -1 for none.
+
+        The alignments are worked out for the texts in which some step
+        may move a character; in the others each character stays where
+        it was (most lines of most text, for most chains).
+        """
+        ops = self._plain.ops
+        # A step without `moves` moves every text (`Prepend`): no text
+        # would be left out.
+        if any(getattr(op, "moves", None) is None for op in ops):
+            return self._with_sources(texts)
+        moving = tf.zeros(tf.shape(texts), tf.bool)
+        out = texts
+        for op in ops:
+            moving |= op.moves(out)
+            out = op(out)
+        _, sources = sources_where(moving, texts, self._with_sources)
+        return out, sources
+
+    def _with_sources(self, texts):
         sources = None
         for op in self._plain.ops:
             texts, step = op.with_sources(texts)
@@ -223,6 +243,10 @@ class _SameLength:
     def with_sources(self, texts):
         """The texts and None: each character is its own source."""
         return self(texts), None
+
+    def moves(self, texts):
+        """No text: every character stays in place."""
+        return tf.zeros(tf.shape(texts), tf.bool)
 
 
 class _Prepend:

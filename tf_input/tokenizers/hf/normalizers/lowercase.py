@@ -51,9 +51,13 @@ class Lowercase:
         character is one character, except U+0130, whose second
         character ("i" + U+0307) HF inserts after the first (both come
         from U+0130)."""
-        dotted = tf.strings.regex_full_match(texts, "(?s).*\u0130.*")
-        _, sources = sources_where(dotted, texts, self._with_sources)
+        _, sources = sources_where(self.moves(texts), texts, self._with_sources)
         return self(texts), sources
+
+    def moves(self, texts):
+        """bool `[M]`: the texts with a U+0130 (in the others, every
+        character stays in place, lowercased)."""
+        return tf.strings.regex_full_match(texts, "(?s).*\u0130.*")
 
     def _with_sources(self, texts):
         chars = tf.strings.unicode_decode(texts, "UTF-8")

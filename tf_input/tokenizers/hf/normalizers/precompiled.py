@@ -182,7 +182,7 @@ class Precompiled(tf.Module):
     def __call__(self, texts):
         if not self.has_rules:
             return texts
-        where = tf.where(tf.strings.regex_full_match(texts, self.changing))
+        where = tf.where(self.moves(texts))
         done = self._normalize(tf.gather_nd(texts, where))
         return tf.tensor_scatter_nd_update(texts, where, done)
 
@@ -208,8 +208,14 @@ class Precompiled(tf.Module):
         """
         if not self.has_rules:
             return texts, None
-        changing = tf.strings.regex_full_match(texts, self.changing)
-        return sources_where(changing, texts, self._with_sources)
+        return sources_where(self.moves(texts), texts, self._with_sources)
+
+    def moves(self, texts):
+        """bool `[M]`: the texts a rule may change (the others stay as they
+        are, each character in place)."""
+        if not self.has_rules:
+            return tf.zeros(tf.shape(texts), tf.bool)
+        return tf.strings.regex_full_match(texts, self.changing)
 
     def _with_sources(self, texts):
         """`with_sources` of texts that may all change."""

@@ -36,8 +36,12 @@ class RegexRewrite:
         """`(rewritten [M], int64 ragged [M, None] sources)`: an output
         character outside a replacement is its own input character; one
         inside a replacement comes from the match's last character."""
-        matching = tf.strings.regex_full_match(texts, self._matching)
-        return sources_where(matching, texts, self._with_sources)
+        return sources_where(self.moves(texts), texts, self._with_sources)
+
+    def moves(self, texts):
+        """bool `[M]`: the texts with a match (the others stay as they
+        are)."""
+        return tf.strings.regex_full_match(texts, self._matching)
 
     def _with_sources(self, texts):
         marked = tf.strings.regex_replace(

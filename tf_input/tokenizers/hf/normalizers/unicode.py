@@ -192,8 +192,12 @@ class UnicodeNormalization:
         Checked against HF for all four forms on random strings of
         combining marks, Hangul, compatibility characters.
         """
-        unsafe = ~tf.strings.regex_full_match(texts, self.safe_pattern)
-        return sources_where(unsafe, texts, self._with_sources)
+        return sources_where(self.moves(texts), texts, self._with_sources)
+
+    def moves(self, texts):
+        """bool `[M]`: the texts with a character the form may change (the
+        others stay as they are)."""
+        return ~tf.strings.regex_full_match(texts, self.safe_pattern)
 
     def _with_sources(self, texts):
         chars = tf.strings.unicode_decode(texts, "UTF-8")
