@@ -35,6 +35,7 @@ from tests.tokenizers.test_metaspace_byte_pair import _pair
 from tests.tokenizers.test_metaspace_byte_pair import section
 from tests.tokenizers.test_metaspace_byte_pair import trained
 from tests.tokenizers.test_metaspace_byte_pair import trained_file
+from tests.tokenizers.test_metaspace_byte_pair import with_layout
 from tf_input.tokenizers import load_tokenizer
 
 pytestmark = requires_shared_data
@@ -85,13 +86,26 @@ def test_matches_hf_on_every_corpus_line(name):
 
 
 # --- Other layouts --------------------------------------------------------
-@pytest.mark.parametrize("layout", ["llama_legacy", "llama", "gemma3"])
+# Runs of characters the trained vocabulary lacks: without byte fallback
+# each run of a word is one `<unk>` spanning the run.
+UNKNOWN_RUNS = [
+    "中文日本語 한국어",
+    "a中b文c",
+    "中 文  😀😀x😀",
+    "<unk>中<unk>",
+    "the 中<s>文 cat",
+    "\u0915\u093c\u0915",
+]
+
+
+@pytest.mark.parametrize("layout", ["llama_legacy", "llama", "gemma3", "spm"])
 def test_trained_layouts_match_hf(layout):
-    # gemma3: words cut by a `Split(" ", MergedWithPrevious)`.
+    # gemma3: words cut by a `Split(" ", MergedWithPrevious)`; spm: no
+    # byte fallback (unknown runs), a Strip and a Replace normalizer.
     lines = (
         SPECIAL_CASES + TRICKY + ["the cat sat on it", "a  b   c ", " x\n y"]
     )
-    assert_parity(*trained(layout), lines + sample(10))
+    assert_parity(*trained(layout), lines + UNKNOWN_RUNS + sample(10))
 
 
 @pytest.mark.parametrize("scheme", ["always", "first"])
@@ -110,10 +124,17 @@ def test_a_splitting_metaspace_matches_hf(scheme):
     assert_parity(*_pair(json.dumps(data)), lines + sample(5))
 
 
-@pytest.mark.parametrize("layout, match", [("spm", "normalizer|byte_fallback")])
-def test_layouts_without_offsets_say_so(layout, match):
-    tokenizer, _ = trained(layout)
-    with pytest.raises(NotImplementedError, match=match):
+def test_an_unknown_token_that_text_can_make_is_refused():
+    # The unknown id also stands for a character of the vocabulary: which
+    # of its ids replaced unknown characters is not known from the ids.
+    data = with_layout(trained_file(), "spm")
+    data["model"]["unk_token"] = "e"
+    tokenizer, reference = _pair(json.dumps(data))
+    assert (
+        tokenizer("e中").numpy().tolist()
+        == reference.encode("e中", add_special_tokens=False).ids
+    )
+    with pytest.raises(NotImplementedError, match="unknown token 'e'"):
         tokenizer.tokenize_with_offsets("a")
 
 
@@ -139,6 +160,7 @@ def _fuzz_text():
 @given(st.lists(_fuzz_text(), min_size=1, max_size=8))
 def test_fuzz_against_hf(lines):
     assert_parity(*pair("v1"), lines)
+    assert_parity(*trained("spm"), lines)  # unknown runs
 
 
 @pytest.mark.slow
@@ -147,6 +169,7 @@ def test_fuzz_against_hf(lines):
 def test_fuzz_against_hf_long(lines):
     for name in sorted(FILES):
         assert_parity(*pair(name), lines)
+    assert_parity(*trained("spm"), lines)
 
 
 # --- Invalid UTF-8, special tokens, graphs ---------------------------------

@@ -38,7 +38,7 @@ def starts_in_rows(lengths, splits):
     return total[:-1] - tf.gather(first, row_ids(splits))
 
 
-def sources_where(changing, texts, with_sources):
+def sources_where(changing, texts, with_sources, kept=None):
     """A normalizer's `with_sources` run only where it can move characters.
 
     Args:
@@ -46,16 +46,19 @@ def sources_where(changing, texts, with_sources):
         texts: `[M]` valid UTF-8 strings.
         with_sources: `[K]` texts -> (rewritten `[K]` texts, int64 ragged
             `[K, None]` sources), the rewrite with its alignments.
+        kept: int64 ragged `[M, None]`, the sources of the texts not
+            `changing`; by default each character is its own source.
 
     Returns:
         The texts, those of `changing` rewritten, and the sources of all:
-        each character of the others is its own source.
+        those of `kept` for the others.
     """
     where = tf.where(changing)
     done, moved = with_sources(tf.gather_nd(texts, where))
-    kept = tf.ragged.range(
-        tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
-    )
+    if kept is None:
+        kept = tf.ragged.range(
+            tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+        )
     # Row i: row i of `kept`, or its own row among `moved`.
     count = tf.size(texts, out_type=tf.int64)
     rank = tf.cumsum(tf.cast(changing, tf.int64)) - 1

@@ -223,17 +223,27 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         tokens, index = token_table(vocabulary.items(), added)
         bytes_of = byte_ids(vocabulary) if model.get("byte_fallback") else None
         self._missing_bytes = bytes_of is not None and min(bytes_of) < 0
-        # Each token's length in bytes of the text it stands for (a byte
-        # token: one byte), when every token's is known from its id.
-        self._token_bytes = None
-        if bytes_of is not None:
-            lengths = [len(t.encode()) for t in tokens]
-            for i in bytes_of:
-                if i >= 0:
-                    lengths[i] = 1
-            with tf.init_scope():
-                self._token_bytes = tf.constant(lengths, tf.int64)
         unk = model.get("unk_token")
+        unk_id = vocabulary.get(unk, 0) if unk else 0
+        # Each token's length in bytes of the text it stands for: a byte
+        # token, one byte; without byte fallback the unknown id's is that
+        # of the run of characters it replaced (`_offsets_graph`).
+        lengths = [len(t.encode()) for t in tokens]
+        for i in bytes_of or ():
+            if i >= 0:
+                lengths[i] = 1
+        with tf.init_scope():
+            self._token_bytes = tf.constant(lengths, tf.int64)
+        self._unk_id = None if bytes_of is not None else unk_id
+        self._offsets_refusal = None
+        if bytes_of is None and (
+            len(tokens[unk_id]) == 1 or unk_id in set(merges[:, 2].tolist())
+        ):
+            self._offsets_refusal = (
+                f"offsets need the unknown token {tokens[unk_id]!r} to "
+                "stand only for characters without a token, but a "
+                "character or a merge of this file also makes it"
+            )
         with tf.init_scope():
             self._normalizer = Normalizer(data.get("normalizer"))
             self._added = added_tokens.Extractor(
@@ -250,7 +260,7 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                     [t["id"] for t in added],
                 ),
                 byte_ids=bytes_of,
-                unk_id=vocabulary.get(unk, 0) if unk else 0,
+                unk_id=unk_id,
             )
             self._decoder = decoders.Decoder(data.get("decoder"), tokens)
         return tokens, index, added
@@ -280,11 +290,8 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
     def _tokenize_with_offsets_batch(self, texts):
         name = type(self).__name__
         self._normalizer.check_alignments(name)
-        if self._token_bytes is None:
-            raise NotImplementedError(
-                f"{name}: offsets need `byte_fallback` (without it, an "
-                "unknown token's length is not known from its id)."
-            )
+        if self._offsets_refusal is not None:
+            raise NotImplementedError(f"{name}: {self._offsets_refusal}.")
         return self._offsets_graph(texts)
 
     def _offsets_graph(self, raw):
@@ -340,6 +347,8 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         token_word = row_ids(splits)
         token_segment = tf.gather(row_ids(word_splits), token_word)
         lengths = tf.gather(self._token_bytes, values)
+        if self._unk_id is not None:  # no byte fallback
+            lengths = self._unknown_lengths(lengths, values, inputs, splits)
         starts = _offsets.starts_in_rows(lengths, splits)
         starts += tf.gather(word_starts, token_word)
         ends = starts + lengths
@@ -369,6 +378,17 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
             )
 
         return rows(values), rows(starts), rows(ends), rows(word_ids)
+
+    def _unknown_lengths(self, lengths, values, words, splits):
+        """`lengths` with each unknown id's set to the run of characters
+        it replaced: the k-th unknown id of the words that are not added
+        tokens is their k-th run of characters without a token."""
+        is_token = added_tokens.is_placeholder(words)
+        runs = self._engine.unknown_runs(tf.where(is_token, "", words))
+        from_text = tf.equal(values, self._unk_id) & ~tf.gather(
+            is_token, row_ids(splits)
+        )
+        return tf.tensor_scatter_nd_update(lengths, tf.where(from_text), runs)
 
     def _detokenize_graph(self, ids):
         return self._decoder(ids)

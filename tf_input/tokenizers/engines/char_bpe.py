@@ -209,6 +209,37 @@ class CharBPE(tf.Module):
             return values, splits
         return self._characters_to_pieces(values, splits)
 
+    def unknown_runs(self, words):
+        """int64 `[R]`: the UTF-8 length of each run of characters without
+        a piece in `[W]` valid UTF-8 words, in order. Without byte
+        fallback, `encode` gives one unknown id for each such run of a
+        word: these are the lengths of the text those ids stand for."""
+        chars = tf.strings.unicode_decode(words, "UTF-8")
+        code = tf.cast(chars.flat_values, tf.int64)
+        unknown = self._char_ids.lookup(code) < 0
+        if self._reserved is not None:
+            unknown &= self._reserved.lookup(code) < 0
+        word = row_ids(chars.row_splits)
+        continues = (
+            unknown
+            & previous(unknown, False)
+            & tf.equal(word, previous(word, -1))
+        )
+        starts = unknown & ~continues
+        run = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+        at = tf.reshape(tf.where(unknown), [-1])
+        size = (
+            1
+            + tf.cast(code >= 0x80, tf.int64)
+            + tf.cast(code >= 0x800, tf.int64)
+            + tf.cast(code >= 0x10000, tf.int64)
+        )
+        return tf.math.unsorted_segment_sum(
+            tf.gather(size, at),
+            tf.gather(run, at),
+            tf.reduce_sum(tf.cast(starts, tf.int64)),
+        )
+
     def _initial_ids(self, code_points):
         code_points = tf.cast(code_points, tf.int64)
         ids = self._char_ids.lookup(code_points)

@@ -143,7 +143,8 @@ class Normalizer(tf.Module):
 
         The alignments are worked out for the texts in which some step
         may move a character; in the others each character stays where
-        it was (most lines of most text, for most chains).
+        it was, or shifts by what a `Strip` cut at the start (most lines
+        of most text, for most chains).
         """
         ops = self._plain.ops
         # A step without `moves` moves every text (`Prepend`): no text
@@ -151,12 +152,19 @@ class Normalizer(tf.Module):
         if any(getattr(op, "moves", None) is None for op in ops):
             return self._with_sources(texts)
         moving = tf.zeros(tf.shape(texts), tf.bool)
-        out = texts
+        shift = tf.zeros(tf.shape(texts), tf.int64)  # stripped at the start
+        out = texts  # right for the texts no step has moved so far
         for op in ops:
             moving |= op.moves(out)
-            out = op(out)
-        _, sources = sources_where(moving, texts, self._with_sources)
-        return out, sources
+            if isinstance(op, _Strip):
+                shift += op.dropped(out)
+            # A step that leaves the texts it does not move as they are
+            # need not run here: the moving texts are rewritten below.
+            if not getattr(op, "keeps_unmoved_texts", False):
+                out = op(out)
+        kept = tf.ragged.range(shift, shift + _char_lengths(out))
+        done, sources = sources_where(moving, texts, self._with_sources, kept)
+        return tf.where(moving, done, out), sources
 
     def _with_sources(self, texts):
         sources = None
@@ -278,9 +286,41 @@ _TRAILING_SPACE = f"{WHITE_SPACE.re2()}+$"
 
 
 def _strip(left, right):
-    """HF's `Strip`: leading and/or trailing White_Space goes; the
-    characters kept keep their alignments."""
-    pattern = "|".join(
-        p for p, on in ((_LEADING_SPACE, left), (_TRAILING_SPACE, right)) if on
-    )
-    return RegexRewrite(pattern, "") if pattern else _SameLength(tf.identity)
+    """HF's `Strip` (leading and/or trailing White_Space goes), or None
+    for neither."""
+    return _Strip(left, right) if left or right else None
+
+
+class _Strip:
+    """HF's `Strip`: the characters kept keep their alignments, so its
+    sources are a range: the output's positions shifted by the count of
+    characters stripped on the left. No text has a character moved out
+    of that range (`moves`); `Normalizer.with_sources` adds the shift
+    (`dropped`) instead."""
+
+    def __init__(self, left, right):
+        self._left = left
+        self._pattern = "|".join(
+            p
+            for p, on in ((_LEADING_SPACE, left), (_TRAILING_SPACE, right))
+            if on
+        )
+
+    def __call__(self, texts):
+        return tf.strings.regex_replace(texts, self._pattern, "")
+
+    def dropped(self, texts):
+        """int64 `[M]`: the characters stripped at the start of each text."""
+        if not self._left:
+            return tf.zeros(tf.shape(texts), tf.int64)
+        kept = tf.strings.regex_replace(texts, _LEADING_SPACE, "")
+        return _char_lengths(texts) - _char_lengths(kept)
+
+    def moves(self, texts):
+        """No text: a strip only shifts what it keeps (`dropped`)."""
+        return tf.zeros(tf.shape(texts), tf.bool)
+
+    def with_sources(self, texts):
+        out = self(texts)
+        start = self.dropped(texts)
+        return out, tf.ragged.range(start, start + _char_lengths(out))

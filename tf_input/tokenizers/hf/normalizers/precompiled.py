@@ -157,6 +157,9 @@ class Precompiled(tf.Module):
     rule, if it has one.
     """
 
+    # A text `moves` does not pick comes out as it went in.
+    keeps_unmoved_texts = True
+
     def __init__(self, blob):
         super().__init__()
         rules = charsmap_rules(blob)

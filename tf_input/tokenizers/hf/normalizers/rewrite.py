@@ -1,11 +1,11 @@
-"""A regex rewrite (`Replace`, `Strip`, `StripAccents`) with HF's
+"""A regex rewrite (`Replace`, `StripAccents`) with HF's
 alignments.
 
 HF's `NormalizedString::replace` removes each match and inserts the
 replacement's characters after it: they take the alignment of the
 match's last character (the one before the insertion point). A filter
-(StripAccents) or a strip is the same rewrite with an empty replacement:
-the characters kept keep their own alignments.
+(StripAccents) is the same rewrite with an empty replacement: the
+characters kept keep their own alignments.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ class RegexRewrite:
     """`[M]` strings -> every match of `re2` replaced by `rewrite` (an
     RE2 rewrite string: backslashes doubled); `with_sources` also gives
     each output character's source."""
+
+    # A text `moves` does not pick comes out as it went in.
+    keeps_unmoved_texts = True
 
     def __init__(self, re2, rewrite):
         self.re2 = re2

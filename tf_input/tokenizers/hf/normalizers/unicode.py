@@ -107,6 +107,9 @@ def _tables(form):
 
 
 class UnicodeNormalization:
+    # A text `moves` does not pick comes out as it went in.
+    keeps_unmoved_texts = True
+
     def __init__(self, form):
         self.form = form
         tables = _tables(form)
