@@ -443,10 +443,11 @@ def test_jsonl_sources_and_errors(tiny, tmp_path):
         make_dataset(str(bad), tiny, task="chat", batch_size=4, max_length=9)
 
 
-@pytest.mark.parametrize("kind", ["tokenizer.json", ".model"])
+@pytest.mark.parametrize("kind", ["tokenizer.json", ".model", "bytes .model"])
 def test_unigram_tokenizers_weight_the_assistant_targets(kind):
     # Unigram files give offsets too: a Unigram tokenizer.json, and a
-    # SentencePiece unigram .model (its offsets from the core graph). A
+    # SentencePiece unigram .model (its offsets from the core graph), with
+    # byte fallback or without. A
     # template of plain words: these vocabularies have no ChatML tokens,
     # and a token across a turn's edge would make the two definitions of
     # "the assistant's tokens" (ids of prefixes, offsets) differ.
@@ -458,6 +459,12 @@ def test_unigram_tokenizers_weight_the_assistant_targets(kind):
         tokenizer = tf_input.tokenizers.SentencePieceTokenizer(
             data_path("sentencepiece", "sp-test-botchan-unigram-1000.model"),
             chat_template=template,
+        )
+    elif kind == "bytes .model":
+        from tests.tokenizers.offsets_testing import byte_fallback_unigram_model
+
+        tokenizer = tf_input.tokenizers.SentencePieceTokenizer(
+            byte_fallback_unigram_model(), chat_template=template
         )
     else:
         from tests.tokenizers.test_assets import UNIGRAM_JSON
@@ -560,15 +567,16 @@ def test_chat_argument_errors(tiny):
         )
     with pytest.raises(TypeError, match="conversations"):
         make_dataset([], tiny, task="chat", batch_size=2, max_length=8)
-    from tests.tokenizers.offsets_testing import byte_fallback_unigram_model
 
-    unigram = tf_input.tokenizers.SentencePieceTokenizer(
-        byte_fallback_unigram_model()
-    )
-    unigram.chat_template = CHATML
-    with pytest.raises(ValueError, match="character offsets"):
+    class NoOffsets(type(tiny)):
+        def _tokenize_with_offsets_batch(self, texts):
+            raise NotImplementedError("NoOffsets gives no offsets.")
+
+    no_offsets = NoOffsets.from_config(tiny.get_config())
+    no_offsets.chat_template = CHATML
+    with pytest.raises(ValueError, match="character offsets.*NoOffsets"):
         make_dataset(
-            conversations, unigram, task="chat", batch_size=2, max_length=8
+            conversations, no_offsets, task="chat", batch_size=2, max_length=8
         )
     refusing = "{{ raise_exception('no ' + messages[0].role) }}"
     tiny_copy = type(tiny).from_config(tiny.get_config())

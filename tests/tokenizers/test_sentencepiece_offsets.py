@@ -32,20 +32,30 @@ from tf_input.tokenizers import SentencePieceTokenizer
 pytestmark = requires_shared_data
 
 MISTRAL = "mistral-7b-v0.3-tokenizer.model"  # BPE, byte fallback
+# botchan's model with the 256 byte pieces and byte fallback: a character
+# without a piece is its UTF-8 bytes' pieces, the last spanning it.
+BYTES = "botchan + byte fallback"
 UNIGRAM = (
     "albert-base-v2-spiece.model",  # nmt_nfkc
     "sp-test-ja.model",  # nmt_nfkc, a Japanese vocabulary
     "sp-test-botchan-unigram-1000.model",  # 1000 pieces
+    BYTES,
 )
 
 
 @functools.cache
 def ours(name):
+    if name == BYTES:
+        return SentencePieceTokenizer(byte_fallback_unigram_model())
     return SentencePieceTokenizer(data_path("sentencepiece", name))
 
 
 @functools.cache
 def reference(name):
+    if name == BYTES:
+        return spm.SentencePieceProcessor(
+            model_proto=byte_fallback_unigram_model()
+        )
     path = str(data_path("sentencepiece", name))
     return spm.SentencePieceProcessor(model_file=path)
 
@@ -258,10 +268,23 @@ def test_unigram_ids_equal_tokenize_on_either_engine(tf_text):
     assert ids.to_list() == tokenizer(lines).to_list()
 
 
-def test_byte_fallback_unigram_models_say_offsets_are_not_there_yet():
-    tokenizer = SentencePieceTokenizer(byte_fallback_unigram_model())
-    with pytest.raises(NotImplementedError, match="byte fallback"):
-        tokenizer.tokenize_with_offsets("a")
+def test_byte_fallback_pieces_span_as_sentencepiece_gives_them():
+    # The bytes of a character before its last: empty spans at its start.
+    lines = [
+        "a中b",
+        "中文x",
+        "héllo 😀 ok",
+        "ｈｅ①中",
+        "中 文  ",
+        "\u0915\u093c",
+    ]
+    assert_parity(BYTES, lines)
+    ids, starts, ends = ours(BYTES).tokenize_with_offsets("a中b")
+    assert list(zip(starts.numpy(), ends.numpy()))[1:4] == [
+        (1, 1),
+        (1, 1),
+        (1, 4),
+    ]
 
 
 def test_unigram_saved_model_loads_with_tensorflow_alone(tmp_path):

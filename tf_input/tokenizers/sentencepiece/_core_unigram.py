@@ -115,8 +115,9 @@ class CoreUnigramGraph(tf.Module):
         begins and ends in the input as `sentencepiece` gives them: the
         `norm_to_orig` of the token's first and past-the-end normalized
         characters (`CoreNormalizer.with_alignments`). A run of unknown
-        characters (one unknown token) spans the run. Byte fallback is
-        not supported here (no model at hand to check it against)."""
+        characters (one unknown token) spans the run; with byte fallback,
+        the last byte piece of an unknown character spans the character
+        and the others are empty at its start."""
         lines, norm_to_orig = self._normalizer.with_alignments(
             tf.reshape(texts, [-1])
         )
@@ -130,12 +131,22 @@ class CoreUnigramGraph(tf.Module):
         )
         begin = starts_in_rows(length, splits)
         end = begin + length
-        ids = _merge_unknowns(values, splits, self._unk_id)
-        # The token of each node: merged nodes join the token before.
-        token = tf.cumsum(tf.cast(~_repeats(values, splits), tf.int64)) - 1
-        count = tf.size(ids.flat_values, out_type=tf.int64)
-        begin = tf.math.unsorted_segment_min(begin, token, count)
-        end = tf.math.unsorted_segment_max(end, token, count)
+        if self._byte_ids is not None:
+            ids = _expand_bytes(values, splits, self._byte_ids)
+            out_splits = tf.concat([[0], tf.cumsum(_utf8_sizes(values))], 0)
+            node = row_ids(out_splits)
+            last = tf.equal(
+                tf.range(out_splits[-1]) + 1, tf.gather(out_splits[1:], node)
+            )
+            begin = tf.gather(begin, node)
+            end = tf.where(last, tf.gather(end, node), begin)
+        else:
+            ids = _merge_unknowns(values, splits, self._unk_id)
+            # The token of each node: merged nodes join the token before.
+            token = tf.cumsum(tf.cast(~_repeats(values, splits), tf.int64)) - 1
+            count = tf.size(ids.flat_values, out_type=tf.int64)
+            begin = tf.math.unsorted_segment_min(begin, token, count)
+            end = tf.math.unsorted_segment_max(end, token, count)
         line = ids.value_rowids()
         first = tf.gather(norm_to_orig.row_splits, line)
         begin = tf.gather(norm_to_orig.flat_values, first + begin)
@@ -300,17 +311,24 @@ def _merge_unknowns(values, splits, unk):
     )
 
 
-def _expand_bytes(values, splits, byte_ids):
-    """Byte fallback: an unknown node becomes the ids of its bytes."""
-    is_unk = values < 0
-    code = tf.where(is_unk, -1 - values, 0)
-    size = (
+def _utf8_sizes(values):
+    """int64: the UTF-8 length of each unknown node's character (code
+    point `-1 - value`), 1 for a piece: the ids each becomes with byte
+    fallback."""
+    code = tf.where(values < 0, -1 - values, 0)
+    return (
         1
         + tf.cast(code >= 0x80, tf.int64)
         + tf.cast(code >= 0x800, tf.int64)
         + tf.cast(code >= 0x10000, tf.int64)
     )
-    size = tf.where(is_unk, size, 1)
+
+
+def _expand_bytes(values, splits, byte_ids):
+    """Byte fallback: an unknown node becomes the ids of its bytes."""
+    is_unk = values < 0
+    code = tf.where(is_unk, -1 - values, 0)
+    size = _utf8_sizes(values)
     encoded = tf.strings.unicode_encode(code[:, None], "UTF-8")
     raw = tf.io.decode_raw(
         tf.strings.reduce_join(tf.where(is_unk, encoded, "")), tf.uint8

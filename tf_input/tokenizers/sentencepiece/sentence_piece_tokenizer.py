@@ -310,17 +310,13 @@ class SentencePieceTokenizer(VocabularyAsset, Tokenizer):
     def _core_unigram(self):
         """The core-ops unigram graph (made on first use when the layer
         runs TF Text's ops: the same ids)."""
-        if self._byte_ids is not None:
-            raise NotImplementedError(
-                "SentencePieceTokenizer gives offsets for unigram models "
-                "without byte fallback; byte-fallback unigram models are "
-                "not supported yet."
-            )
         if isinstance(self._engine, CoreUnigramGraph):
             return self._engine
         if self._offsets_engine is None:
             with tf.init_scope():
-                self._offsets_engine = CoreUnigramGraph(self._model, None)
+                self._offsets_engine = CoreUnigramGraph(
+                    self._model, self._byte_ids
+                )
         return self._offsets_engine
 
     def _library_offsets(self, texts):
