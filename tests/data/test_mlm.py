@@ -251,19 +251,30 @@ def test_masks_belong_to_the_example_whatever_the_batching(tokenizer):
     assert examples("max_length", seed=10) != [first]
 
 
-def test_fit_loss_counts_only_the_chosen_positions(tokenizer, lines):
-    """A tiny BERT-like model (InputBlock + Dense head) fits on the
-    masked batches; on one batch, the loss `evaluate` reports is the mean
-    negative log-likelihood of the original ids over exactly the chosen
-    positions, computed by hand."""
+@pytest.mark.parametrize("source", ["texts", "pairs"])
+def test_fit_loss_counts_only_the_chosen_positions(tokenizer, lines, source):
+    """A tiny BERT-like model (InputBlock + Dense head; with a segment
+    embedding for sentence pairs) fits on the masked batches; on one
+    batch, the loss `evaluate` reports is the mean negative
+    log-likelihood of the original ids over exactly the chosen positions,
+    computed by hand."""
     keras.utils.set_random_seed(3)
     size = tokenizer.vocabulary_size()
+    names = ["token_ids", "padding_mask"]
+    data = lines[:40]
+    if source == "pairs":
+        names.append("segment_ids")
+        data = list(zip(lines[0:80:2], lines[1:80:2]))
     block = InputBlock(
-        size, 16, position="learned", max_length=32, padding_mask_input=True
+        size,
+        16,
+        position="learned",
+        max_length=32,
+        padding_mask_input=True,
+        num_segments=2 if source == "pairs" else 0,
     )
     inputs = {
-        name: keras.Input((None,), dtype="int32", name=name)
-        for name in ("token_ids", "padding_mask")
+        name: keras.Input((None,), dtype="int32", name=name) for name in names
     }
     model = keras.Model(inputs, keras.layers.Dense(size)(block(inputs)))
     model.compile(
@@ -273,7 +284,7 @@ def test_fit_loss_counts_only_the_chosen_positions(tokenizer, lines):
         ),
     )
     ds = make_dataset(
-        lines[:40],
+        data,
         tokenizer,
         task="mlm",
         batch_size=8,
@@ -294,6 +305,11 @@ def test_fit_loss_counts_only_the_chosen_positions(tokenizer, lines):
     got = model.evaluate(batch, verbose=0)
     np.testing.assert_allclose(got, want, rtol=1e-5)
     assert 0 < weights.sum() < features["padding_mask"].numpy().sum()
+    assert sorted(features) == sorted(names)
+    if source == "pairs":  # both sentences of a row hold chosen positions
+        segments = features["segment_ids"].numpy()
+        assert (weights[segments == 1] > 0).any()
+        assert (weights[(segments == 0) & (labels > 0)] > 0).any()
 
 
 def test_sentence_pairs(tokenizer, lines):
