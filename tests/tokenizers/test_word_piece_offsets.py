@@ -129,6 +129,10 @@ SPECIAL_CASES = [
     "\ufdd0 a\ufdd1b \ufdd2[MASK]\ufdd1",
     "tabs\tand\nnew\r\nlines \u3000 \u00a0x\u2028y  ",
     "a\u0301\u0316\u0300 o\u0308\u0304 \u0301 \u0301a x\u20dd \u0344\u0323",
+    # Long lines where a few words move (each part between spaces is
+    # aligned on its own), marks after spaces, runs of spaces.
+    "  " + "word " * 50 + "Café\u00ad  x\u0301 " + "end " * 30 + "É",
+    "É" + " a" * 40 + "  \u0301  \u0301\u0301 İ  Z \u200d ",
 ]
 
 
