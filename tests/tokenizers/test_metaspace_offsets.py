@@ -68,6 +68,12 @@ SPECIAL_CASES = [
     "tab\there\nnewline",
     "\u00a0no-break\u3000ideographic",
     "ｈｅｌｌｏ ①",
+    # A "▁" in the text: the lines that hold one take the alignments, the
+    # others their tokens' lengths (Mistral v0.1's normalizer).
+    "a▁b ▁ x▁",
+    "▁",
+    " 中 x",
+    "中",
 ]
 
 

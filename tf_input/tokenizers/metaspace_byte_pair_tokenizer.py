@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from tf_input._ragged import row_ids
 from tf_input.tokenizers import _offsets
+from tf_input.tokenizers._unicode import CodePoints
 from tf_input.tokenizers._utf8 import to_valid_utf8
 from tf_input.tokenizers.engines.char_bpe import CharBPE
 from tf_input.tokenizers.hf import added_tokens
@@ -263,7 +264,46 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
                 unk_id=unk_id,
             )
             self._decoder = decoders.Decoder(data.get("decoder"), tokens)
+        self._substitution = self._substitution_setup(
+            tokens, vocabulary, bytes_of
+        )
         return tokens, index, added
+
+    def _substitution_setup(self, tokens, vocabulary, bytes_of):
+        """For a normalizer that only prepends and swaps characters one
+        for one (Mistral v0.1's `Prepend("▁")` + `Replace(" ", "▁")`),
+        with no pre-tokenizer: `(pattern, prefix bytes, int64 [V] input
+        bytes per token)`, else None. A text that holds none of the new
+        characters (`pattern` finds those that do) has its spans
+        without the alignments: each token's length in the input is
+        known from its id (a new character counts as the old one; the
+        prefix as if it were in the input, then taken off)."""
+        substitution = self._normalizer.substitution()
+        if (
+            substitution is None
+            or self._metaspace is not None
+            or self._words is not None
+        ):
+            return None
+        prefix, pairs = substitution
+        # A new character without a token would go to byte tokens, of its
+        # own bytes rather than the old one's.
+        if not all(new in vocabulary for new in pairs):
+            return None
+
+        def size(text):
+            return sum(len(pairs.get(c, c).encode()) for c in text)
+
+        lengths = [size(t) for t in tokens]
+        for i in bytes_of or ():
+            if i >= 0:
+                lengths[i] = 1
+        pattern = None
+        if pairs:
+            pattern = f"(?s).*{CodePoints.of(*pairs).re2()}.*"
+        with tf.init_scope():
+            lengths = tf.constant(lengths, tf.int64)
+        return pattern, size(prefix), lengths
 
     # --- Graph code ---------------------------------------------------------
     def _tokenize_graph(self, texts):
@@ -312,7 +352,9 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         is_token = added_tokens.is_placeholder(segments)
         plain = tf.where(is_token, "", segments)
         rewritten, sources = plain, None
-        if self._normalizer:
+        if self._substitution is not None:
+            rewritten = self._normalizer(plain)
+        elif self._normalizer:
             rewritten, sources = self._normalizer.with_sources(plain)
         if self._metaspace is not None:
             spaced = self._metaspace.apply(rewritten, is_token, per_line)
@@ -352,7 +394,12 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
         starts = _offsets.starts_in_rows(lengths, splits)
         starts += tf.gather(word_starts, token_word)
         ends = starts + lengths
-        if sources is not None:  # else the text is as given
+        if self._substitution is not None:
+            starts, ends = self._substituted_spans(
+                (starts, ends, values, splits, inputs),
+                (token_segment, plain, rewritten, is_token),
+            )
+        elif sources is not None:  # else the text is as given
             starts, ends = _offsets.before_rewrite(
                 starts, ends, token_segment, plain, rewritten, sources
             )
@@ -378,6 +425,53 @@ class MetaspaceBytePairTokenizer(JsonFileTokenizer):
             )
 
         return rows(values), rows(starts), rows(ends), rows(word_ids)
+
+    def _substituted_spans(self, tokens, segments):
+        """Spans in the normalized segments -> in the segments, for a
+        normalizer of `_substitution_setup`: from each token's length in
+        the input (its id's), less the prefix; a token of the prefix alone
+        spans the segment's first character (HF aligns the prefix with
+        it). The segments that hold a new character take the
+        alignments."""
+        starts, ends, values, splits, words = tokens
+        token_segment, plain, rewritten, is_token = segments
+        pattern, prefix, sizes = self._substitution
+        lengths = tf.gather(sizes, values)
+        if self._unk_id is not None:  # no byte fallback
+            lengths = self._unknown_lengths(lengths, values, words, splits)
+        fast_starts = _offsets.starts_in_rows(lengths, splits)
+        fast_ends = fast_starts + lengths
+        if prefix:
+            prefixed = (tf.strings.length(plain) > 0) & ~is_token
+            cut = tf.gather(tf.cast(prefixed, tf.int64) * prefix, token_segment)
+            first = tf.strings.length(
+                tf.strings.substr(plain, 0, 1, unit="UTF8_CHAR")
+            )
+            first = tf.gather(tf.cast(first, tf.int64), token_segment)
+            fast_starts = tf.maximum(fast_starts - cut, 0)
+            fast_ends = tf.where(
+                (cut > 0) & (fast_ends <= cut), first, fast_ends - cut
+            )
+        if pattern is None:
+            return fast_starts, fast_ends
+        literal = tf.strings.regex_full_match(plain, pattern)
+
+        def with_alignments():
+            _, sources = self._normalizer.with_sources(plain)
+            slow_starts, slow_ends = _offsets.before_rewrite(
+                starts, ends, token_segment, plain, rewritten, sources
+            )
+            slow = tf.gather(literal, token_segment)
+            return (
+                tf.where(slow, slow_starts, fast_starts),
+                tf.where(slow, slow_ends, fast_ends),
+            )
+
+        return tf.cond(
+            tf.reduce_any(literal),
+            with_alignments,
+            lambda: (fast_starts, fast_ends),
+        )
 
     def _unknown_lengths(self, lengths, values, words, splits):
         """`lengths` with each unknown id's set to the run of characters

@@ -136,6 +136,30 @@ class Normalizer(tf.Module):
                     "implemented. Use `tokenize` for the ids."
                 )
 
+    def substitution(self):
+        """`(prefix, {new: old})` if this chain only puts `prefix` in front
+        of a non-empty text (one `Prepend`) and replaces characters one
+        for one (`Replace` of one character by one), no new character
+        being an old one or the prefix's: in a text that holds no new
+        character, each output character then comes from one known input
+        character (or is the prefix's). Else None."""
+        prefix, pairs = None, {}
+        for op in self._plain.ops:
+            if isinstance(op, _Prepend) and prefix is None:
+                prefix = op.prefix
+            elif isinstance(op, _SameLength):
+                old, new = op.pair
+                if new in pairs or old in pairs or old in pairs.values():
+                    return None
+                pairs[new] = old
+            else:
+                return None
+        prefix = prefix or ""
+        olds = set(pairs.values())
+        if olds & set(pairs) or olds & set(prefix):
+            return None
+        return prefix, pairs
+
     def with_sources(self, texts):
         """`[M]` texts -> (normalized `[M]` texts, int64 ragged `[M, None]`
         sources): for each normalized character, the index of the input
@@ -230,7 +254,7 @@ def replacement(spec, where):
     if isinstance(pattern, dict) and len(pattern.get("String", "")) == 1:
         if len(content) == 1:
             # One character for one: each stays aligned with itself.
-            return _SameLength(replace)
+            return _SameLength(replace, (pattern["String"], content))
     return replace
 
 
@@ -240,10 +264,12 @@ def _char_lengths(texts):
 
 class _SameLength:
     """A rewrite that keeps every character in its place (a `Replace` of
-    one character by one): its alignments are the identity."""
+    one character by one): its alignments are the identity. `pair` is
+    `(old, new)`."""
 
-    def __init__(self, rewrite):
+    def __init__(self, rewrite, pair):
         self._rewrite = rewrite
+        self.pair = pair
 
     def __call__(self, texts):
         return self._rewrite(texts)
@@ -263,18 +289,18 @@ class _Prepend:
     `prepend` transforms that character into the prefix and itself)."""
 
     def __init__(self, prefix):
-        self._prefix = prefix
+        self.prefix = prefix
 
     def __call__(self, texts):
         return tf.where(
             tf.strings.length(texts) > 0,
-            tf.strings.join([self._prefix, texts]),
+            tf.strings.join([self.prefix, texts]),
             texts,
         )
 
     def with_sources(self, texts):
         lengths = _char_lengths(texts)
-        size = len(self._prefix)
+        size = len(self.prefix)
         sources = tf.ragged.range(tf.where(lengths > 0, lengths + size, 0))
         return self(texts), sources.with_flat_values(
             tf.maximum(sources.flat_values - size, 0)
