@@ -24,6 +24,7 @@ import tensorflow as tf
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers._utf8 import utf8_lengths
 from tf_input.tokenizers.engines import merge
 from tf_input.tokenizers.engines._ops import lower_bound
 from tf_input.tokenizers.engines._ops import previous
@@ -228,14 +229,8 @@ class CharBPE(tf.Module):
         starts = unknown & ~continues
         run = tf.cumsum(tf.cast(starts, tf.int64)) - 1
         at = tf.reshape(tf.where(unknown), [-1])
-        size = (
-            1
-            + tf.cast(code >= 0x80, tf.int64)
-            + tf.cast(code >= 0x800, tf.int64)
-            + tf.cast(code >= 0x10000, tf.int64)
-        )
         return tf.math.unsorted_segment_sum(
-            tf.gather(size, at),
+            utf8_lengths(tf.gather(code, at)),
             tf.gather(run, at),
             tf.reduce_sum(tf.cast(starts, tf.int64)),
         )
@@ -449,12 +444,7 @@ class CharBPE(tf.Module):
             tf.strings.unicode_encode(tf.cast(char_code, tf.int32), "UTF-8"),
             tf.uint8,
         )
-        size = (
-            1
-            + tf.cast(char_code >= 0x80, tf.int64)
-            + tf.cast(char_code >= 0x800, tf.int64)
-            + tf.cast(char_code >= 0x10000, tf.int64)
-        )
+        size = utf8_lengths(char_code)
         rank = tf.cumsum(tf.cast(is_char, tf.int64), exclusive=True)
         # Padded: `rank` of the tokens after the last character is k.
         char_first = tf.concat([tf.cumsum(size, exclusive=True), [0]], 0)

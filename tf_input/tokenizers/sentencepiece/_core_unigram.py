@@ -38,6 +38,7 @@ import tensorflow as tf
 from tf_input._ragged import row_ids
 from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
+from tf_input.tokenizers._utf8 import utf8_lengths
 from tf_input.tokenizers.engines.word_cache import WordCache
 from tf_input.tokenizers.engines.word_cache import content_name
 from tf_input.tokenizers.sentencepiece._core_normalizer import CoreNormalizer
@@ -315,20 +316,14 @@ def _utf8_sizes(values):
     """int64: the UTF-8 length of each unknown node's character (code
     point `-1 - value`), 1 for a piece: the ids each becomes with byte
     fallback."""
-    code = tf.where(values < 0, -1 - values, 0)
-    return (
-        1
-        + tf.cast(code >= 0x80, tf.int64)
-        + tf.cast(code >= 0x800, tf.int64)
-        + tf.cast(code >= 0x10000, tf.int64)
-    )
+    return utf8_lengths(tf.where(values < 0, -1 - values, 0))
 
 
 def _expand_bytes(values, splits, byte_ids):
     """Byte fallback: an unknown node becomes the ids of its bytes."""
     is_unk = values < 0
     code = tf.where(is_unk, -1 - values, 0)
-    size = _utf8_sizes(values)
+    size = utf8_lengths(code)
     encoded = tf.strings.unicode_encode(code[:, None], "UTF-8")
     raw = tf.io.decode_raw(
         tf.strings.reduce_join(tf.where(is_unk, encoded, "")), tf.uint8

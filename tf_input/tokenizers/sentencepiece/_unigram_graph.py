@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._utf8 import utf8_lengths
 from tf_input.tokenizers.sentencepiece._normalizer import normalizer_proto
 from tf_input.tokenizers.sentencepiece._normalizer import whitespace_rules
 from tf_input.tokenizers.sentencepiece._proto import _SPACE
@@ -299,12 +300,7 @@ class UnigramGraph(tf.Module):
         _, code_points = tf.raw_ops.UnicodeDecode(
             input=rare, input_encoding="UTF-8", Tsplits=tf.int64
         )
-        char_lengths = (
-            1
-            + tf.cast(code_points >= 0x80, tf.int64)
-            + tf.cast(code_points >= 0x800, tf.int64)
-            + tf.cast(code_points >= 0x10000, tf.int64)
-        )
+        char_lengths = utf8_lengths(code_points)
         rare_flat = tf.concat(
             [
                 tf.cast(
