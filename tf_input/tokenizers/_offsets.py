@@ -23,19 +23,23 @@ from tf_input.tokenizers._utf8 import VALID_UTF8
 _ROW = 1 << 32
 
 
-def starts_in_rows(lengths, splits):
+def starts_in_rows(lengths, splits, rows=None):
     """Where each item starts inside its row, items laid end to end.
 
     Args:
         lengths: int64 `[K]`, the length of each item.
         splits: int64 `[R + 1]`, the row splits of the items.
+        rows: int64 `[K]`, the row of each item, if the caller has it
+            (`row_ids(splits)`).
 
     Returns:
         int64 `[K]`: the sum of the lengths before each item in its row.
     """
     total = tf.concat([[0], tf.cumsum(lengths)], 0)
     first = tf.gather(total, splits[:-1])
-    return total[:-1] - tf.gather(first, row_ids(splits))
+    if rows is None:
+        rows = row_ids(splits)
+    return total[:-1] - tf.gather(first, rows)
 
 
 def sources_where(changing, texts, with_sources, kept=None):

@@ -32,6 +32,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tf_input._ragged import row_ids
 from tf_input._validation import check_bool
 from tf_input._validation import check_type
 from tf_input._validation import checked_indices
@@ -468,7 +469,7 @@ class Tokenizer(keras.layers.Layer):
                 batch,
                 starts.flat_values,
                 ends.flat_values,
-                ids.value_rowids(),
+                row_ids(ids.row_splits),
             )
             starts, ends = (
                 starts.with_flat_values(first),

@@ -425,34 +425,64 @@ class BertWordPiece(tf.Module):
         words, word_starts = self._words_with_starts(normalized)  # [S, W]
         ids, counts = self._matcher.match(words.flat_values)  # [T], [W]
 
-        # In the normalized segment.
+        # In the normalized segment: a token spans its piece of its word,
+        # and the unknown token (a word alone) the whole word.
         piece_splits = tf.concat([[0], tf.cumsum(counts)], 0)
         token_word = row_ids(piece_splits)
         lengths = tf.gather(self._piece_bytes, ids)
-        whole = tf.gather(counts, token_word) == 1
-        word_bytes = tf.cast(tf.strings.length(words.flat_values), tf.int64)
-        starts = tf.gather(word_starts, token_word) + tf.where(
-            whole,
-            tf.zeros_like(lengths),
-            _offsets.starts_in_rows(lengths, piece_splits),
+        unknown = tf.where(ids == self._unknown_id)[:, 0]
+        word = tf.gather(token_word, unknown)
+        unknown = tf.boolean_mask(unknown, tf.gather(counts, word) == 1)
+        lengths = tf.tensor_scatter_nd_update(
+            lengths,
+            unknown[:, None],
+            tf.cast(
+                tf.strings.length(
+                    tf.gather(words.flat_values, tf.gather(token_word, unknown))
+                ),
+                tf.int64,
+            ),
         )
-        ends = starts + tf.where(
-            whole, tf.gather(word_bytes, token_word), lengths
+        starts = tf.gather(word_starts, token_word) + _offsets.starts_in_rows(
+            lengths, piece_splits, token_word
         )
+        ends = starts + lengths
         token_segment = tf.gather(row_ids(words.row_splits), token_word)
         # In the segment.
         starts, ends = tf.cond(
             tf.reduce_any(followed),
             lambda: self._before_normalizer(
-                segments, normalized, followed, starts, ends, token_segment
+                segments,
+                normalized,
+                followed,
+                starts,
+                ends,
+                tf.gather(piece_splits, words.row_splits),
             ),
             lambda: (starts, ends),
         )
-        # In the line, then in the raw bytes.
-        starts, ends = _offsets.in_lines(
-            starts, ends, special, segment_starts, segment_ends, token_segment
+
+        # In the line (each line one segment when it holds no special
+        # token), then in the raw bytes.
+        def in_lines():
+            return (
+                *_offsets.in_lines(
+                    starts,
+                    ends,
+                    special,
+                    segment_starts,
+                    segment_ends,
+                    token_segment,
+                ),
+                tf.gather(row_ids(per_line), token_segment),
+            )
+
+        starts, ends, token_line = tf.cond(
+            tf.reduce_any(special)
+            | tf.reduce_any(per_line[1:] - per_line[:-1] != 1),
+            in_lines,
+            lambda: (starts, ends, token_segment),
         )
-        token_line = tf.gather(row_ids(per_line), token_segment)
         starts, ends = _offsets.before_repair(
             raw, texts, starts, ends, token_line
         )
@@ -504,16 +534,19 @@ class BertWordPiece(tf.Module):
             lambda: self._with_wide(data, wide, kind, kind_at_end),
             lambda: (kind, kind_at_end),
         )
-        begun = tf.math.unsorted_segment_sum(
-            tf.ones_like(row_starts), row_starts, size + 1
-        )[:-1]
-        before = tf.where(begun > 0, 1, tf.concat([[1], kind_at_end], 0)[:-1])
+        # The kind of the character before each byte; a text's first byte
+        # follows a start (kind 1). Empty texts start at the next one's.
+        before = tf.concat([[1], kind_at_end], 0)[:-1]
+        first = row_starts[row_starts < size][:, None]
+        before = tf.tensor_scatter_nd_update(
+            before, first, tf.ones_like(first[:, 0], tf.int32)
+        )
         starts = tf.where(
             (tf.bitwise.bitwise_and(data, 0xC0) != 0x80)
             & ((kind == 2) | ((kind == 0) & (before != 0)))
         )[:, 0]
-        row = tf.gather(tf.cumsum(begun), starts) - 1
-        return words, starts - tf.gather(row_starts, row)
+        # The k-th start of a text is its k-th word's.
+        return words, starts - tf.gather(row_starts, row_ids(words.row_splits))
 
     def _with_wide(self, data, wide, kind, kind_at_end):
         """`kind` and `kind_at_end` with the kinds of the characters of 2
@@ -549,62 +582,104 @@ class BertWordPiece(tf.Module):
         )
 
     def _before_normalizer(
-        self, segments, normalized, rows_mask, starts, ends, token_segment
+        self, segments, normalized, rows_mask, starts, ends, token_splits
     ):
         """Spans in the `normalized` segments -> spans in `segments`, for
         the tokens of the rows where `rows_mask` is True (the others are
-        returned as they are)."""
+        returned as they are); `token_splits` are the tokens' row splits.
+
+        No step moves a character across a space (U+0020 stays, and NFD
+        reorders marks only up to the starter before them), so the parts
+        of a segment between spaces and those of its normalized text are
+        one for one, and no token crosses a space. A token of a part in
+        which no character moves is shifted by what the parts before it
+        changed; only the parts that hold a moving character (an accented
+        word of a long line) are aligned, on their own (`_sources`)."""
         rows = tf.where(rows_mask)[:, 0]
-        texts = tf.gather(segments, rows)
-        sources, splits = self._chunked_sources(texts)
-        row_of = tf.cumsum(tf.cast(rows_mask, tf.int64)) - 1
-        picked = tf.where(tf.gather(rows_mask, token_segment))[:, 0]
+        old_parts = tf.strings.split(tf.gather(segments, rows), sep=" ")
+        new_parts = tf.strings.split(tf.gather(normalized, rows), sep=" ")
+        old_starts, new_starts = (
+            _offsets.starts_in_rows(
+                tf.cast(tf.strings.length(p.flat_values), tf.int64) + 1,
+                p.row_splits,
+            )
+            for p in (old_parts, new_parts)
+        )
+        # Each token's part: a search over the parts' starts in the rows
+        # laid end to end.
+        lengths = tf.cast(
+            tf.strings.length(tf.gather(normalized, rows)), tf.int64
+        )
+        row_base = tf.cumsum(lengths + 1, exclusive=True)
+        part_at = new_starts + tf.gather(
+            row_base, row_ids(new_parts.row_splits)
+        )
+        picked = tf.ragged.range(
+            tf.gather(token_splits, rows), tf.gather(token_splits, rows + 1)
+        )
+        row, picked = row_ids(picked.row_splits), picked.flat_values
+        span_starts = tf.gather(starts, picked)
+        span_ends = tf.gather(ends, picked)
+        part = (
+            tf.searchsorted(
+                part_at,
+                span_starts + tf.gather(row_base, row),
+                side="right",
+                out_type=tf.int64,
+            )
+            - 1
+        )
+        shift = tf.gather(old_starts, part) - tf.gather(new_starts, part)
+        span_starts += shift
+        span_ends += shift
+        moving = ~tf.strings.regex_full_match(
+            old_parts.flat_values, self._kept_positions_pattern
+        )
+        span_starts, span_ends = tf.cond(
+            tf.reduce_any(moving),
+            lambda: self._in_moving_parts(
+                old_parts.flat_values,
+                new_parts.flat_values,
+                moving,
+                old_starts,
+                part,
+                span_starts,
+                span_ends,
+            ),
+            lambda: (span_starts, span_ends),
+        )
+        picked = picked[:, None]
+        return (
+            tf.tensor_scatter_nd_update(starts, picked, span_starts),
+            tf.tensor_scatter_nd_update(ends, picked, span_ends),
+        )
+
+    def _in_moving_parts(
+        self, old_parts, new_parts, moving, old_starts, part, starts, ends
+    ):
+        """`_before_normalizer`'s spans (`starts`, `ends`, already in the
+        segment as if their `part` moved nothing) of the tokens of the
+        `moving` parts, through those parts' alignments."""
+        at = tf.where(moving)[:, 0]
+        texts = tf.gather(old_parts, at)
+        sources, splits = self._sources(texts)
+        rank = tf.cumsum(tf.cast(moving, tf.int64)) - 1
+        picked = tf.where(tf.gather(moving, part))[:, 0]
+        part = tf.gather(part, picked)
+        base = tf.gather(old_starts, part)
         new_starts, new_ends = _offsets.before_rewrite(
-            tf.gather(starts, picked),
-            tf.gather(ends, picked),
-            tf.gather(row_of, tf.gather(token_segment, picked)),
+            tf.gather(starts, picked) - base,
+            tf.gather(ends, picked) - base,
+            tf.gather(rank, part),
             texts,
-            tf.gather(normalized, rows),
+            tf.gather(new_parts, at),
             tf.RaggedTensor.from_row_splits(sources, splits, validate=False),
         )
         picked = picked[:, None]
         return (
-            tf.tensor_scatter_nd_update(starts, picked, new_starts),
-            tf.tensor_scatter_nd_update(ends, picked, new_ends),
+            tf.tensor_scatter_nd_update(starts, picked, new_starts + base),
+            tf.tensor_scatter_nd_update(ends, picked, new_ends + base),
         )
-
-    def _chunked_sources(self, texts):
-        """`_sources`, worked out only for the parts of the texts between
-        spaces that hold a character steps 1-4 move: no step moves a
-        character across a space (U+0020 stays, and NFD reorders marks
-        only up to the starter before them), so each part is aligned on
-        its own, and in every other part each character is its own source.
-        A long line with one accented word costs that word."""
-        parts = tf.strings.split(texts, sep=" ")  # " ".join(row) == text
-        last = tf.equal(
-            tf.range(tf.size(parts.flat_values, out_type=tf.int64)) + 1,
-            tf.gather(parts.row_splits[1:], parts.value_rowids()),
-        )
-        # Each part with the space after it (not a row's last).
-        pieces = tf.where(last, parts.flat_values, parts.flat_values + " ")
-        moving = ~tf.strings.regex_full_match(
-            pieces, self._kept_positions_pattern
-        )
-
-        def aligned(chunks):
-            sources, splits = self._sources(chunks)
-            return chunks, tf.RaggedTensor.from_row_splits(
-                sources, splits, validate=False
-            )
-
-        _, local = _offsets.sources_where(moving, pieces, aligned)
-        lengths = tf.cast(tf.strings.length(pieces, unit="UTF8_CHAR"), tf.int64)
-        # Each piece's first character in its text.
-        ends = tf.cumsum(lengths)
-        first = tf.gather(tf.concat([[0], ends], 0), parts.row_splits[:-1])
-        start = ends - lengths - tf.gather(first, parts.value_rowids())
-        sources = local.flat_values + tf.gather(start, local.value_rowids())
-        return sources, tf.gather(local.row_splits, parts.row_splits)
 
     def _sources(self, texts):
         """For each character of steps 1-4 applied to `[M]` texts (flat,
