@@ -7,8 +7,9 @@ masks in its own chunk maps. `"max_length"` only (the generator's output
 is ragged per batch otherwise). The `encode` batches alone are timed too,
 for the cost of each masking on top of them. WikiText-2 test paragraphs
 (no headings or blank lines), BERT uncased WordPiece, `max_length=128`,
-batches of 32, medians of `--repeats` steady epochs (the iterator's second
-and later ones; the datasets' epochs in turn), wall and CPU time.
+batches of 32, medians of `--repeats` steady epochs (4 epochs on one
+iterator, `repeat`, from its first batch on: no start-up; the datasets
+in turn), wall and CPU time.
 
 `task="mlm"` against `task="encode"` in every batching mode, steady and
 against the floor, is in bench_pipeline.py (`--section tasks`).
@@ -36,13 +37,20 @@ BATCH = 32
 MAX_LENGTH = 128
 
 
-def epoch(dataset):
-    """`(wall, cpu)` seconds of one epoch (the process's CPU time: all its
-    threads, less sensitive than wall time to other processes)."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in dataset:
-        pass
-    return time.perf_counter() - wall, time.process_time() - cpu
+def epoch(dataset, epochs=1):
+    """`(wall, cpu)` seconds of a steady epoch (the process's CPU time: all
+    its threads, less sensitive than wall time to other processes):
+    `epochs` epochs on one iterator (`repeat`) from its first batch on,
+    less that batch, per epoch, so that no iterator's start-up (its map
+    functions' instantiation, the first chunk) is counted."""
+    first = None
+    for _ in dataset.repeat(epochs):
+        if first is None:
+            first = time.perf_counter(), time.process_time()
+    return (
+        (time.perf_counter() - first[0]) / epochs,
+        (time.process_time() - first[1]) / epochs,
+    )
 
 
 def steady(datasets, repeats):
@@ -54,7 +62,7 @@ def steady(datasets, repeats):
     times = [[] for _ in datasets]
     for _ in range(repeats):
         for dataset, own in zip(datasets, times):
-            own.append(epoch(dataset))
+            own.append(epoch(dataset, epochs=4))
     return [
         tuple(statistics.median(t[i] for t in own) for i in (0, 1))
         for own in times

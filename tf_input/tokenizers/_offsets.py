@@ -182,8 +182,8 @@ def before_rewrite(starts, ends, rows, texts, rewritten, sources):
             aligned with, -1 for none (HF's `(0, 0)`).
     """
     starts, ends, rows = (tf.cast(x, tf.int64) for x in (starts, ends, rows))
-    new_at, new_rows, new_lengths = _character_starts(rewritten)
-    old_at, old_rows, _ = _character_starts(texts)
+    new_at, new_rows, new_lengths = character_starts(rewritten)
+    old_at, old_rows, _ = character_starts(texts)
     # One more end keeps the reads in range when no text has a character
     # (a batch of added tokens and empty lines).
     old_at = tf.concat([old_at, old_at[-1:]], 0)
@@ -228,7 +228,7 @@ def before_rewrite(starts, ends, rows, texts, rewritten, sources):
     return new_starts, tf.where(ends <= starts, new_starts, new_ends)
 
 
-def _character_starts(texts):
+def character_starts(texts):
     """Where each character of `[R]` valid UTF-8 `texts` starts in their
     joined bytes, then the end of the bytes (int64 `[C + 1]`); where each
     row starts there and its length (int64 `[R]`)."""

@@ -334,46 +334,72 @@ class UnigramTokenizer(JsonFileTokenizer):
         word_segment = tf.gather(piece_segment, word_piece)
         words_of_segments = _splits(word_segment, count)
         values, splits, starts, ends = self._ids(words, spans=True)
-        # Each character of a word: its character in the normalized
-        # segment, its source, its bytes in the segment.
-        word_lengths = _char_lengths(words)
-        char_splits = tf.concat([[0], tf.cumsum(word_lengths)], 0)
-        char_word = row_ids(char_splits)
-        at = (
-            tf.range(char_splits[-1])
-            - tf.gather(char_splits, char_word)
-            + tf.gather(word_start, char_word)
-        )  # in the spaced piece
-        char_piece = tf.gather(word_piece, char_word)
-        if prepended is not None:
-            at = tf.maximum(at - tf.gather(prepended, char_piece), 0)
-        at += tf.gather(piece_start, char_piece)
-        char_segment = tf.gather(piece_segment, char_piece)
-        token_char = tf.gather(is_token, char_segment)
-        flat = tf.concat([sources.flat_values, [-1]], 0)
-        source = tf.gather(
-            flat,
-            tf.where(
-                token_char,
-                tf.size(flat, out_type=tf.int64) - 1,
-                tf.gather(sources.row_splits, char_segment) + at,
-            ),
-        )
-        old_starts, old_ends, old_splits = _offsets.valid_char_spans(plain)
-        known = source >= 0
-        old = tf.maximum(source + tf.gather(old_splits, char_segment), 0)
-        # A last entry keeps the gathers in range when no text has a
-        # character (a batch of added tokens and empty lines).
-        pad = tf.zeros([1], tf.int64)
-        old_starts = tf.where(
-            known, tf.gather(tf.concat([old_starts, pad], 0), old), 0
-        )
-        old_ends = tf.where(
-            known, tf.gather(tf.concat([old_ends, pad], 0), old), 0
-        )
+        # Each token's span in its word -> in its segment, through the
+        # characters holding its first and last bytes: their places in
+        # the normalized segment, their sources, those sources' bytes in
+        # the segment (`_offsets.remap`'s rule, worked out per span).
         token_word = row_ids(splits)
-        starts, ends = _offsets.remap(
-            starts, ends, token_word, words, old_starts, old_ends
+        word_at, word_rows, word_bytes = _offsets.character_starts(words)
+        plain_at, plain_rows, _ = _offsets.character_starts(plain)
+        # One more end keeps the reads in range when no segment has a
+        # character (a batch of added tokens and empty lines).
+        plain_at = tf.concat([plain_at, plain_at[-1:]], 0)
+        word_chars = tf.cumsum(_char_lengths(words), exclusive=True)
+        plain_chars = tf.cumsum(_char_lengths(plain), exclusive=True)
+        flat = tf.concat([sources.flat_values, [-1]], 0)
+        none = tf.size(flat, out_type=tf.int64) - 1  # reads as -1
+        word_first = tf.gather(word_rows, token_word)
+        last_byte = tf.gather(word_bytes, token_word) - 1
+        piece = tf.gather(word_piece, token_word)
+        segment = tf.gather(word_segment, token_word)
+        on_token = tf.gather(is_token, segment)
+        segment_first = tf.gather(plain_rows, segment)
+
+        def moved(byte, position, side):
+            """Where byte `position` of a word goes in its segment; the
+            character holding byte `byte` decides; `side` 0 for a start,
+            1 for an end."""
+            inside = tf.clip_by_value(byte, 0, last_byte)
+            c = (
+                tf.searchsorted(
+                    word_at,
+                    word_first + inside,
+                    side="right",
+                    out_type=tf.int64,
+                )
+                - 1
+            )
+            char_start = tf.gather(word_at, c) - word_first
+            char_bytes = tf.gather(word_at, c + 1) - tf.gather(word_at, c)
+            # Its character in the spaced piece, then in the segment.
+            at = c - tf.gather(word_chars, token_word)
+            at += tf.gather(word_start, token_word)
+            if prepended is not None:
+                at = tf.maximum(at - tf.gather(prepended, piece), 0)
+            at += tf.gather(piece_start, piece)
+            source = tf.gather(
+                flat,
+                tf.where(
+                    on_token,
+                    none,
+                    tf.gather(sources.row_splits, segment) + at,
+                ),
+            )
+            known = source >= 0
+            old = tf.maximum(source + tf.gather(plain_chars, segment), 0)
+            old = tf.where(known, old, 0)
+            old_start = tf.gather(plain_at, old) - segment_first
+            old_bytes = tf.gather(plain_at, old + 1) - tf.gather(plain_at, old)
+            exact = old_start + position - char_start
+            whole = old_start + side * old_bytes
+            moved = tf.where(char_bytes == old_bytes, exact, whole)
+            return tf.where(known, moved, tf.zeros_like(moved))
+
+        new_starts = moved(starts, starts, 0)
+        new_ends = moved(ends - 1, ends, 1)
+        starts, ends = (
+            new_starts,
+            tf.where(ends <= starts, new_starts, new_ends),
         )
         token_segment = tf.gather(word_segment, token_word)
         starts, ends = _offsets.in_lines(
