@@ -287,13 +287,12 @@ def test_byte_fallback_pieces_span_as_sentencepiece_gives_them():
     ]
 
 
-def test_unigram_saved_model_loads_with_tensorflow_alone(tmp_path):
+@pytest.mark.parametrize("name", [UNIGRAM[1], BYTES])
+def test_unigram_saved_model_loads_with_tensorflow_alone(name, tmp_path):
     """The unigram offsets graph is core ops only, whichever engine the
-    layer tokenizes with."""
-    got = reloaded_offsets(
-        ours(UNIGRAM[1]), SPECIAL_CASES, tmp_path, unit="byte"
-    )
-    want = reference_rows(UNIGRAM[1], SPECIAL_CASES)
+    layer tokenizes with, byte pieces included."""
+    got = reloaded_offsets(ours(name), SPECIAL_CASES, tmp_path, unit="byte")
+    want = reference_rows(name, SPECIAL_CASES)
     assert got == [(i, [list(x) for x in s], w) for i, s, w in want]
 
 

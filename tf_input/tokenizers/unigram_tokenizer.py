@@ -351,9 +351,22 @@ class UnigramTokenizer(JsonFileTokenizer):
         word_first = tf.gather(word_rows, token_word)
         last_byte = tf.gather(word_bytes, token_word) - 1
         piece = tf.gather(word_piece, token_word)
-        segment = tf.gather(word_segment, token_word)
-        on_token = tf.gather(is_token, segment)
-        segment_first = tf.gather(plain_rows, segment)
+        token_segment = tf.gather(word_segment, token_word)
+        # A character's place in the segment is its index among the
+        # words' characters plus `in_piece`, less the "▁" put in front,
+        # plus the piece's start.
+        in_piece = tf.gather(word_start, token_word) - tf.gather(
+            word_chars, token_word
+        )
+        piece_first = tf.gather(piece_start, piece)
+        before = None if prepended is None else tf.gather(prepended, piece)
+        sources_first = tf.where(
+            tf.gather(is_token, token_segment),
+            none,
+            tf.gather(sources.row_splits, token_segment),
+        )
+        plain_first = tf.gather(plain_chars, token_segment)
+        segment_first = tf.gather(plain_rows, token_segment)
 
         def moved(byte, position, side):
             """Where byte `position` of a word goes in its segment; the
@@ -369,28 +382,21 @@ class UnigramTokenizer(JsonFileTokenizer):
                 )
                 - 1
             )
-            char_start = tf.gather(word_at, c) - word_first
-            char_bytes = tf.gather(word_at, c + 1) - tf.gather(word_at, c)
-            # Its character in the spaced piece, then in the segment.
-            at = c - tf.gather(word_chars, token_word)
-            at += tf.gather(word_start, token_word)
-            if prepended is not None:
-                at = tf.maximum(at - tf.gather(prepended, piece), 0)
-            at += tf.gather(piece_start, piece)
+            char_start = tf.gather(word_at, c)
+            char_bytes = tf.gather(word_at, c + 1) - char_start
+            at = c + in_piece
+            if before is not None:
+                at = tf.maximum(at - before, 0)
+            # An added token's reads land on the last entry, -1.
             source = tf.gather(
-                flat,
-                tf.where(
-                    on_token,
-                    none,
-                    tf.gather(sources.row_splits, segment) + at,
-                ),
+                flat, tf.minimum(sources_first + at + piece_first, none)
             )
             known = source >= 0
-            old = tf.maximum(source + tf.gather(plain_chars, segment), 0)
-            old = tf.where(known, old, 0)
-            old_start = tf.gather(plain_at, old) - segment_first
-            old_bytes = tf.gather(plain_at, old + 1) - tf.gather(plain_at, old)
-            exact = old_start + position - char_start
+            old = tf.where(known, source + plain_first, 0)
+            old_start = tf.gather(plain_at, old)
+            old_bytes = tf.gather(plain_at, old + 1) - old_start
+            old_start -= segment_first
+            exact = old_start + position - (char_start - word_first)
             whole = old_start + side * old_bytes
             moved = tf.where(char_bytes == old_bytes, exact, whole)
             return tf.where(known, moved, tf.zeros_like(moved))
@@ -401,7 +407,6 @@ class UnigramTokenizer(JsonFileTokenizer):
             new_starts,
             tf.where(ends <= starts, new_starts, new_ends),
         )
-        token_segment = tf.gather(word_segment, token_word)
         starts, ends = _offsets.in_lines(
             starts, ends, is_token, segment_starts, segment_ends, token_segment
         )
