@@ -399,12 +399,12 @@ class BertWordPiece(tf.Module):
         a segment of its own (its one word covers it); a word starts where
         the bytes before it in its segment end (the split keeps them all);
         a token covers its piece of the word (the lengths of the pieces
-        before it), or the whole word if it is the only token (a word the
-        vocabulary cannot cover: `[UNK]`). Steps 1-4 change no position in
-        most text (ASCII, and any text without a character they drop,
-        decompose or resize); in other segments a normalized character is
-        aligned with the character it comes from (`_sources`), and spans go
-        back through those alignments and the UTF-8 repair (`_offsets`).
+        before it), and `[UNK]` the whole word it stands for. Steps 1-4
+        change no position in most text (ASCII, and any text without a
+        character they drop, decompose or resize); in other segments the
+        spans go back through the normalizer (`_before_normalizer`: only
+        the parts between spaces that hold such a character are aligned),
+        then through the UTF-8 repair (`_offsets`).
         """
         texts = to_valid_utf8(raw)
         segments, per_line, segment_starts, segment_ends = (
