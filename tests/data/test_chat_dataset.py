@@ -71,8 +71,10 @@ def chats():
             {"role": "assistant", "content": "yo"},
         ],
         [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "2+2?"},
+            # Characters of 2-4 bytes before the answers: the spans are in
+            # bytes, the offsets too.
+            {"role": "system", "content": "Be brief 🙂."},
+            {"role": "user", "content": "2+2? ü"},
             {"role": "assistant", "content": "4"},
             {"role": "user", "content": "and 3+3?"},
             {"role": "assistant", "content": "6, é"},
@@ -574,7 +576,7 @@ def test_chat_argument_errors(tiny):
 
     no_offsets = NoOffsets.from_config(tiny.get_config())
     no_offsets.chat_template = CHATML
-    with pytest.raises(ValueError, match="character offsets.*NoOffsets"):
+    with pytest.raises(ValueError, match="byte offsets.*NoOffsets"):
         make_dataset(
             conversations, no_offsets, task="chat", batch_size=2, max_length=8
         )

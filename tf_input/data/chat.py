@@ -3,9 +3,9 @@ the assistant turns only.
 
 Conversations are Python objects, so they are rendered in Python, by the
 tokenizer's chat template (`Tokenizer.apply_chat_template`'s rendering),
-each as its text and the character spans of its assistant turns; the rest
-runs in the graph, a chunk of texts at a time: tokenizing with character
-offsets, marking the tokens that overlap an assistant span, cutting rows
+each as its text and the UTF-8 byte spans of its assistant turns; the
+rest runs in the graph, a chunk of texts at a time: tokenizing with byte
+offsets (no conversion to characters is needed), marking the tokens that overlap an assistant span, cutting rows
 to `max_length`, batching, labels and weights.
 
 An assistant turn is what rendering the conversation up to and including
@@ -356,7 +356,7 @@ def _jsonl(path):
 
 def render_rows(template, conversation, variables, unroll_turns, where):
     """`[(text, starts, ends)]`: the rows of one conversation, each with
-    the character spans of its weighted assistant turns."""
+    the UTF-8 byte spans of its weighted assistant turns."""
     try:
         messages = chat.normalize_conversation(conversation, where)
     except TypeError as error:
@@ -390,9 +390,9 @@ def render_rows(template, conversation, variables, unroll_turns, where):
                 "its tokens cannot be told apart. Prompt ends: "
                 f"{prompt[-60:]!r}; with the turn: {with_turn[-80:]!r}."
             )
-        turns.append((k, len(prompt), with_turn))
+        turns.append((k, _bytes(prompt), with_turn))
     if unroll_turns:
-        return [(text, [start], [len(text)]) for _, start, text in turns]
+        return [(text, [start], [_bytes(text)]) for _, start, text in turns]
     if whole is None:
         whole = render(messages, False)
     for k, start, with_turn in turns:
@@ -410,9 +410,15 @@ def render_rows(template, conversation, variables, unroll_turns, where):
         (
             whole,
             [start for _, start, _ in turns],
-            [len(text) for _, _, text in turns],
+            [_bytes(text) for _, _, text in turns],
         )
     ]
+
+
+def _bytes(text):
+    """The length of `text` in UTF-8 bytes (a span's end in the offsets
+    `_tokenize` reads)."""
+    return len(text.encode("utf-8"))
 
 
 def _columns(rows):
@@ -438,10 +444,10 @@ def _spans(texts, starts, ends, counts):
 
 def _check_offsets(tokenizer):
     try:
-        tokenizer.tokenize_with_offsets(["a"], unit="char")
+        tokenizer.tokenize_with_offsets(["a"], unit="byte")
     except NotImplementedError as error:
         raise ValueError(
-            f'task="chat" finds the assistant tokens by their character '
+            f'task="chat" finds the assistant tokens by their byte '
             f"offsets, which {type(tokenizer).__name__} does not give: "
             f"{error}"
         ) from None
@@ -453,7 +459,7 @@ def _tokenize(tokenizer, text, starts, ends, max_length, truncation, batching):
     rows longer than `max_length` cut or dropped (not when streaming),
     and `counts` `[2]`: the rows truncated and dropped."""
     ids, token_starts, token_ends, _ = tokenizer._offset_rows(
-        text, False, "char"
+        text, False, "byte"
     )
     row = ids.value_rowids()
     span_row = tf.concat([starts.value_rowids(), [-1]], 0)
