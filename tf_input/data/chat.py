@@ -5,8 +5,9 @@ Conversations are Python objects, so they are rendered in Python, by the
 tokenizer's chat template (`Tokenizer.apply_chat_template`'s rendering),
 each as its text and the UTF-8 byte spans of its assistant turns; the
 rest runs in the graph, a chunk of texts at a time: tokenizing with byte
-offsets (no conversion to characters is needed), marking the tokens that overlap an assistant span, cutting rows
-to `max_length`, batching, labels and weights.
+offsets (no conversion to characters is needed), marking the tokens that
+overlap an assistant span, cutting rows to `max_length`, batching, labels
+and weights.
 
 An assistant turn is what rendering the conversation up to and including
 that turn adds after the same conversation rendered up to the turn's
