@@ -13,15 +13,19 @@ import json
 import hypothesis
 import hypothesis.strategies as st
 import keras
+import numpy as np
 import pytest
 import tensorflow as tf
+import tokenizers as hf_tokenizers
 
 from tests.shared_data import corpora
 from tests.shared_data import requires_shared_data
 from tests.testing import run_tokenizer_test
 from tests.tokenizers import unigram_json
+from tests.tokenizers.offsets_testing import assert_parity
 from tf_input import load_tokenizer
 from tf_input.tokenizers import UnigramTokenizer
+from tf_input.tokenizers.engines import viterbi_blocks
 from tf_input.tokenizers.hf.normalizers.precompiled import charsmap_rules
 
 pytestmark = requires_shared_data
@@ -167,6 +171,100 @@ def test_runs_of_unknown_characters_match_hf(folder, name, kind):
     ]
     lines += ["the \x01\x02 cat", "\x01" * 40 + " the", "x\x01", "\x01x"]
     _check(reference, tokenizer, lines)
+
+
+# --- Long words: the search in blocks (engines/viterbi_blocks.py) -----------
+def _long_words():
+    import random
+
+    rng = random.Random(1)
+    size = viterbi_blocks.LONG_WORD + 905
+    return [
+        "a" * size,  # HF's choice among equal paths: "aaa" + "a" or ...
+        "a" * (size + 1),
+        "".join(rng.choices("0123456789", k=size)),
+        "".join(rng.choices("abcdefghij", k=size + 3000)),
+        "".join(rng.choices([chr(c) for c in range(1, 32)], k=size)),
+        "internationalization" * (size // 20),
+        "吾輩は猫である名前はまだ無い" * (size // 14),
+        "☃x" * size,
+        "the " + "ab" * size + " cat and the dog",
+    ]
+
+
+def _spied(monkeypatch):
+    """Calls of `search_in_blocks` (at trace time), through a spy."""
+    calls = []
+    search = viterbi_blocks.search_in_blocks
+
+    def spy(*args):
+        calls.append(1)
+        return search(*args)
+
+    monkeypatch.setattr(viterbi_blocks, "search_in_blocks", spy)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "name, kind", [("albert", "albert"), ("botchan", "bytes"), ("ja", "spm")]
+)
+def test_long_words_search_in_blocks_as_hf(folder, name, kind, monkeypatch):
+    """One word of thousands of characters: ids and offsets equal HF's,
+    ties between equal paths included (one run of one letter)."""
+    path, reference, _ = _pair(folder, name, kind)
+    calls = _spied(monkeypatch)
+    tokenizer = load_tokenizer(path)  # traced anew, with the spy
+    lines = _long_words()
+    _check(reference, tokenizer, lines)
+    assert calls, "the long words did not take the search in blocks"
+    assert_parity(tokenizer, reference, lines[:3] + lines[-3:])
+
+
+@pytest.mark.parametrize("name, kind", [("albert", "albert"), ("ja", "t5")])
+def test_blocks_on_every_word_of_a_corpus_sample(
+    folder, name, kind, monkeypatch
+):
+    """With the threshold at 8 characters, most words of ordinary text
+    (and every line of Chinese, which has no spaces) take the blocks,
+    in batches beside words that do not: the same ids and offsets."""
+    path, reference, _ = _pair(folder, name, kind)
+    monkeypatch.setattr(viterbi_blocks, "LONG_WORD", 8)
+    calls = _spied(monkeypatch)
+    tokenizer = load_tokenizer(path)
+    lines = list(ADVERSARIAL)
+    for corpus in corpora().values():
+        lines += _sample(corpus, 60)
+    _check(reference, tokenizer, lines)
+    assert_parity(tokenizer, reference, lines)
+    assert calls
+
+
+def test_exact_characters_reads_the_scores():
+    # float32 scores (every file converted from a `.model`): long words.
+    float32 = np.float32([-4.1202917, -11.175809, -0.5, -21.2]).tolist()
+    assert viterbi_blocks.exact_characters(float32) > 10**6
+    # Scores with every bit of a float64 (0.1): sums round, no blocks.
+    assert viterbi_blocks.exact_characters([-0.1, -2.0]) < 2
+    assert viterbi_blocks.exact_characters([0.0, -2.0]) == 2**53
+    assert viterbi_blocks.exact_characters([0.0]) == 2**62
+    assert viterbi_blocks.exact_characters([float("-inf"), -2.0]) == 0
+
+
+def test_rounding_scores_search_one_step_a_character(folder, monkeypatch):
+    """A file whose scores use every bit of a float64 keeps the one-step
+    search, whose sums are HF's own, on a long word too."""
+
+    def rounding(data):
+        vocab = data["model"]["vocab"]
+        for k, entry in enumerate(vocab):
+            entry[1] = entry[1] * (1 + 1e-9 * ((k % 7) - 3)) + 0.1
+
+    path = _variant(folder, rounding)
+    calls = _spied(monkeypatch)
+    tokenizer = load_tokenizer(path)
+    reference = hf_tokenizers.Tokenizer.from_file(str(path))
+    _check(reference, tokenizer, ["a" * 5000, "ab" * 3000 + " the cat"])
+    assert not calls
 
 
 @pytest.mark.slow

@@ -16,6 +16,9 @@ their files; none knows about Keras, configs or file formats:
 * `char_bpe`: character-level BPE (SentencePiece BPE models and
   `tokenizer.json` BPE with a metaspace), with byte fallback;
 * `viterbi`: the unigram model's best segmentation (`UnigramTokenizer`);
+  `viterbi_blocks`, the same search for words of thousands of
+  characters, in blocks (`O(sqrt(length))` loop steps instead of one a
+  character), where the file's scores make every sum exact;
 * `word_cache`: each word's result kept across batches, for the BPE
   engines, `viterbi` and the SentencePiece unigram search on core ops (a
   batch of known words runs no merge loop or search);

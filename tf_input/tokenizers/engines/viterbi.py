@@ -20,6 +20,7 @@ import tensorflow as tf
 from tf_input._ragged import row_ids
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers._utf8 import utf8_lengths
+from tf_input.tokenizers.engines import viterbi_blocks
 from tf_input.tokenizers.engines.word_cache import WordCache
 from tf_input.tokenizers.engines.word_cache import content_name
 
@@ -50,6 +51,10 @@ class Viterbi(tf.Module):
         self.unk_id = unk_id
         self.unk_score = float(scores.min()) - _UNK_PENALTY
         self.byte_fallback = byte_fallback
+        # Words of more characters than this search one step a character.
+        self._exact_characters = viterbi_blocks.exact_characters(
+            [*scores, self.unk_score]
+        )
         # A word's ids depend on these alone: every build of the same file
         # shares one cache.
         flags = np.asarray([unk_id, byte_fallback], np.int64)
@@ -179,9 +184,26 @@ class Viterbi(tf.Module):
             ],
             1,
         )
-        back = self._search(word, local, splits, scores, exists)
+
+        def one_step():
+            back = self._search(word, local, splits, scores, exists)
+            return back, _best_path(splits, back, count)
+
+        if self._exact_characters > viterbi_blocks.LONG_WORD:
+            # Long words search in blocks (see `viterbi_blocks`).
+            size = tf.reduce_max(tf.concat([splits[1:] - splits[:-1], [0]], 0))
+            back, on_path = tf.cond(
+                (size > viterbi_blocks.LONG_WORD)
+                & (size <= self._exact_characters),
+                lambda: viterbi_blocks.search_in_blocks(
+                    word, local, splits, scores, exists
+                ),
+                one_step,
+            )
+        else:
+            back, on_path = one_step()
         return self._tokens(
-            flat, chars, word, splits, ids, unknown, back, spans
+            flat, chars, word, splits, ids, unknown, back, on_path, spans
         )
 
     def _search(self, word, local, splits, scores, exists):
@@ -262,10 +284,11 @@ class Viterbi(tf.Module):
             [count],
         )
 
-    def _tokens(self, flat, chars, word, splits, ids, unknown, back, spans):
+    def _tokens(
+        self, flat, chars, word, splits, ids, unknown, back, on_path, spans
+    ):
         count = tf.size(flat, out_type=tf.int64)
         words = tf.size(splits, out_type=tf.int64) - 1
-        on_path = _best_path(splits, back, count)
         # A token per path end: its id, its first character.
         length = tf.where(on_path, back, 0)
         token = tf.gather(

@@ -1,0 +1,307 @@
+"""The Viterbi search of `viterbi.Viterbi` for long words, in blocks.
+
+The search takes one loop step per character of the longest word: 400 KB
+of one word is 400,000 steps of about 25 µs. Here a word is cut into
+blocks of about `sqrt(length)` characters and the loops run over all
+blocks at once, in three passes of `O(sqrt(length))` steps:
+
+1. each inner block, from each of the `L` boundaries a path can enter it
+   by (`L` = the longest piece found in the batch), alone: the best
+   score of every way through the block, an `L x L` matrix (max-plus);
+2. the blocks in order: the best scores of the `L` boundaries that end
+   each block, the previous block's times its matrix;
+3. every block from its true scores, exactly as the one-step loop, for
+   the last piece of the best path at each character.
+
+The path is then walked back by pointer doubling (`O(log length)` steps).
+
+Pass 2 adds the scores in another order than the one-step loop (a block's
+path first, then the score before the block), and a tie between equal
+paths depends on the rounding of the sums. So this route is taken only
+where every sum is exact: when all scores are multiples of one power of
+two `q` (SentencePiece's scores are float32, so this holds for every file
+converted from a `.model`) and `length * max|score| < 2**53 * q`
+(`exact_characters`); pass 3 then reproduces the one-step loop bit for
+bit, ties included.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from tf_input._ragged import row_ids
+
+# Words longer than this take the blocks (shorter ones gain nothing: the
+# three passes cost more steps than the one-step loop).
+LONG_WORD = 4096
+
+
+def exact_characters(scores):
+    """The longest word whose path sums are all exact in float64: every
+    score (the unknown score and 0 included) a multiple of the smallest
+    power of two `q` that divides them all, and every partial sum below
+    `2**53 * q`."""
+    quantum = math.inf
+    largest = 0.0
+    for score in scores:
+        score = float(score)
+        if not math.isfinite(score):
+            return 0
+        if score == 0.0:
+            continue
+        mantissa, exponent = math.frexp(abs(score))
+        whole = int(mantissa * 2**53)
+        low = (whole & -whole).bit_length() - 1
+        quantum = min(quantum, 2.0 ** (exponent - 53 + low))
+        largest = max(largest, abs(score))
+    if largest == 0.0:
+        return 2**62
+    return int(min(2**53 * quantum / largest, 2**62))
+
+
+def search_in_blocks(word, local, splits, scores, exists):
+    """`(back, on_path)` for the characters of the batch, equal to the
+    one-step search's `back` and `_best_path`'s marks."""
+    del local  # the blocks carry their own positions
+    longest = tf.shape(scores, out_type=tf.int64)[1]
+    lengths = tf.range(1, longest + 1, dtype=tf.int64)
+    # L: the longest piece that occurs in this batch.
+    width = tf.reduce_max(
+        tf.where(exists, lengths[None, :], tf.constant(1, tf.int64))
+    )
+    scores = scores[:, :width]
+    exists = exists[:, :width]
+    sizes = splits[1:] - splits[:-1]
+    size = tf.cast(tf.reduce_max(sizes), tf.float64)
+    block = tf.maximum(tf.cast(tf.math.ceil(tf.sqrt(size)), tf.int64), width)
+    # Blocks: each word cut every `block` characters.
+    per_word = (sizes + block - 1) // block
+    block_splits = tf.concat([[0], tf.cumsum(per_word)], 0)
+    owner = row_ids(block_splits)
+    index = tf.range(block_splits[-1]) - tf.gather(block_splits, owner)
+    offset = index * block  # the block's first character in its word
+    first = tf.gather(splits[:-1], owner) + offset
+    length = tf.minimum(block, tf.gather(sizes, owner) - offset)
+    blocks_of = tf.gather(per_word, owner)
+    neg = tf.constant(-np.inf, tf.float64)
+
+    # Pass 1: block 0 of the words of several blocks from the word's start
+    # (its last scores are the true ones), and each inner block from each
+    # of its L entries alone (a window of -inf but one 0).
+    opening = tf.where((index == 0) & (blocks_of > 1))[:, 0]
+    inner = tf.where((index > 0) & (index < blocks_of - 1))[:, 0]
+    inner_rows = tf.repeat(inner, width)
+    entry = tf.tile(tf.range(width), [tf.size(inner)])
+    unit = tf.where(
+        tf.equal(lengths[:width, None] - 1, entry[None, :]),
+        tf.constant(0.0, tf.float64),
+        neg,
+    )
+    rows = tf.concat([opening, inner_rows], 0)
+    window = tf.concat(
+        [tf.zeros([width, tf.size(opening)], tf.float64), unit], 1
+    )
+    _, last = _rows_search(
+        tf.gather(first, rows),
+        tf.gather(offset, rows),
+        tf.fill(tf.shape(rows), block),
+        window,
+        scores,
+        exists,
+        record=False,
+    )
+    opened = last[:, : tf.size(opening)]  # [L, words of several blocks]
+    # matrices[b, e, r]: the best score at exit boundary r from entry e.
+    matrices = tf.reshape(
+        tf.transpose(last[:, tf.size(opening) :]), [-1, width, width]
+    )
+
+    # Pass 2: the entry scores of every block after the first, in order.
+    long_words = tf.gather(owner, opening)
+    # Each inner block's matrix; the others point at a last one of -inf
+    # (read for the words that have no inner block left, never used).
+    matrices = tf.concat([matrices, tf.fill([1, width, width], neg)], 0)
+    matrix_at = tf.tensor_scatter_nd_update(
+        tf.fill(tf.shape(owner, out_type=tf.int64), tf.size(inner, tf.int64)),
+        inner[:, None],
+        tf.range(tf.size(inner, tf.int64)),
+    )
+    rounds = tf.reduce_max(tf.concat([per_word, [1]], 0)) - 1
+
+    def carry(i, entries, found):
+        # `entries`: [words, L], the scores entering block i of each word.
+        found = found.write(tf.cast(i - 1, tf.int32), tf.reshape(entries, [-1]))
+        at = tf.gather(block_splits, long_words) + i
+        inside = i < tf.gather(per_word, long_words) - 1
+        at = tf.where(inside, at, tf.gather(block_splits, long_words))
+        matrix = tf.gather(matrices, tf.gather(matrix_at, at))
+        after = tf.reduce_max(entries[:, :, None] + matrix, 1)
+        return i + 1, tf.where(inside[:, None], after, entries), found
+
+    _, _, found = tf.while_loop(
+        lambda i, entries, found: i <= rounds,
+        carry,
+        (
+            tf.constant(1, tf.int64),
+            tf.transpose(opened),
+            tf.TensorArray(
+                tf.float64,
+                size=tf.cast(rounds, tf.int32),
+                element_shape=[None],
+                infer_shape=False,
+            ),
+        ),
+        parallel_iterations=1,
+    )
+    # found[i - 1][k]: block i of long word k.
+    # (and a last row of zeros, which the first blocks read, then drop)
+    entered = tf.reshape(found.concat(), [-1, width])
+    entered = tf.concat([entered, tf.zeros([1, width], tf.float64)], 0)
+    word_number = tf.scatter_nd(
+        long_words[:, None],
+        tf.range(tf.size(long_words), dtype=tf.int64),
+        tf.shape(sizes, out_type=tf.int64),
+    )
+    later = (index - 1) * tf.size(long_words, out_type=tf.int64) + tf.gather(
+        word_number, owner
+    )
+    zeros = tf.shape(entered, out_type=tf.int64)[0] - 1
+    start_windows = tf.gather(entered, tf.where(index > 0, later, zeros))
+
+    # Pass 3: every block from its true entry scores, longest first.
+    rank = tf.argsort(-length, stable=True)
+    back, _ = _rows_search(
+        tf.gather(first, rank),
+        tf.gather(offset, rank),
+        tf.gather(length, rank),
+        tf.transpose(tf.gather(start_windows, rank)),
+        scores,
+        exists,
+        record=True,
+    )
+    return back, _best_path_doubling(splits, back)
+
+
+def _rows_search(first, offset, length, window, scores, exists, record):
+    """The one-step search over rows of characters (longest first): row
+    `r` covers characters `first[r]` onwards for `length[r]` steps, at
+    `offset[r]` in its word, entering with `window[:, r]` (the best scores
+    of its `L` boundaries before it, oldest first). Returns the chosen
+    piece length per character (when `record`) and the last window of the
+    rows of the longest length."""
+    width = tf.shape(scores, out_type=tf.int64)[1]
+    lengths = tf.range(1, width + 1, dtype=tf.int64)
+    steps = tf.maximum(tf.reduce_max(tf.concat([length, [0]], 0)), 0)
+    neg = tf.constant(-np.inf, tf.float64)
+
+    def step(k, window, found):
+        n = tf.reduce_sum(tf.cast(length > k, tf.int32))
+        js = first[:n] + k
+        start = (offset[:n] + k)[:, None] - lengths[None, :] + 1
+        before = tf.transpose(tf.reverse(window[:, :n], [0]))
+        before = tf.where(start > 0, before, tf.constant(0.0, tf.float64))
+        ok = tf.gather(exists, js) & (start >= 0)
+        candidate = tf.where(ok, before + tf.gather(scores, js), neg)
+        top = tf.reduce_max(candidate, 1)
+        window = tf.concat([window[1:, :n], top[None, :]], 0)
+        if record:
+            # Ties: the candidate that starts earliest (the longest) wins.
+            ties = tf.equal(candidate, top[:, None])
+            chosen = width - tf.argmax(
+                tf.cast(tf.reverse(ties, [1]), tf.int32),
+                1,
+                output_type=tf.int64,
+            )
+            found = found.write(tf.cast(k, tf.int32), chosen)
+        return k + 1, window, found
+
+    _, window, found = tf.while_loop(
+        lambda k, window, found: k < steps,
+        step,
+        (
+            tf.constant(0, tf.int64),
+            window,
+            tf.TensorArray(
+                tf.int64,
+                size=tf.cast(steps, tf.int32) if record else 0,
+                element_shape=[None],
+                infer_shape=False,
+            ),
+        ),
+        shape_invariants=(
+            tf.TensorShape([]),
+            tf.TensorShape([None, None]),
+            tf.TensorShape(None),
+        ),
+        parallel_iterations=1,
+    )
+    if not record:
+        return None, window
+    # The values are in step order, each step in row order: per character.
+    rows = tf.size(length, out_type=tf.int64)
+    row = row_ids(tf.concat([[0], tf.cumsum(length)], 0))
+    at = tf.range(tf.reduce_sum(length)) - tf.gather(
+        tf.concat([[0], tf.cumsum(length)], 0), row
+    )
+    character = tf.gather(first, row) + at
+    order = tf.argsort(at * rows + row, stable=True)
+    back = tf.scatter_nd(
+        tf.gather(character, order)[:, None],
+        found.concat(),
+        [tf.reduce_sum(length)],
+    )
+    return back, window
+
+
+def _best_path_doubling(splits, back):
+    """bool: the characters that end a piece of each word's best path,
+    found by pointer doubling: from each word's last character, the
+    characters 1, 2, 4, ... pieces back, then every one between."""
+    count = tf.size(back, out_type=tf.int64)
+    word = row_ids(splits)
+    before = tf.range(count) - back
+    sink = count
+    jump = tf.concat(
+        [
+            tf.where(before >= tf.gather(splits[:-1], word), before, sink),
+            [sink],
+        ],
+        0,
+    )
+    ends = tf.boolean_mask(splits[1:] - 1, splits[1:] > splits[:-1])
+
+    # Tables: jumps of 1, 2, 4, ... pieces, until none leaves a word end.
+    def more(tables, jump, levels):
+        return tables.write(levels, jump), tf.gather(jump, jump), levels + 1
+
+    tables, _, levels = tf.while_loop(
+        lambda tables, jump, levels: (
+            tf.reduce_any(tf.gather(jump, ends) < sink) | tf.equal(levels, 0)
+        ),
+        more,
+        (
+            tf.TensorArray(tf.int64, size=0, dynamic_size=True),
+            jump,
+            tf.constant(0),
+        ),
+    )
+
+    def fill(level, nodes):
+        level = level - 1
+        nodes = tf.concat([nodes, tf.gather(tables.read(level), nodes)], 0)
+        nodes, _ = tf.unique(nodes)
+        return level, nodes
+
+    _, nodes = tf.while_loop(
+        lambda level, nodes: level > 0,
+        fill,
+        (levels, ends),
+        shape_invariants=(tf.TensorShape([]), tf.TensorShape([None])),
+    )
+    nodes = tf.boolean_mask(nodes, nodes < sink)
+    return tf.tensor_scatter_nd_update(
+        tf.zeros([count], tf.bool), nodes[:, None], tf.ones_like(nodes, tf.bool)
+    )
