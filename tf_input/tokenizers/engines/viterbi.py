@@ -184,9 +184,17 @@ class Viterbi(tf.Module):
             ],
             1,
         )
+        # A candidate's score, or -inf where there is no such piece or it
+        # would start before its word.
+        lengths = tf.range(1, self.longest + 1, dtype=tf.int64)
+        scores = tf.where(
+            exists & (local[:, None] + 1 >= lengths[None, :]),
+            scores,
+            tf.constant(-np.inf, tf.float64),
+        )
 
         def one_step():
-            back = self._search(word, local, splits, scores, exists)
+            back = self._search(splits, scores)
             return back, _best_path(splits, back, count)
 
         if self._exact_characters > viterbi_blocks.LONG_WORD:
@@ -195,9 +203,7 @@ class Viterbi(tf.Module):
             back, on_path = tf.cond(
                 (size > viterbi_blocks.LONG_WORD)
                 & (size <= self._exact_characters),
-                lambda: viterbi_blocks.search_in_blocks(
-                    word, local, splits, scores, exists
-                ),
+                lambda: viterbi_blocks.search_in_blocks(splits, scores),
                 one_step,
             )
         else:
@@ -206,83 +212,21 @@ class Viterbi(tf.Module):
             flat, chars, word, splits, ids, unknown, back, on_path, spans
         )
 
-    def _search(self, word, local, splits, scores, exists):
+    def _search(self, splits, scores):
         """`back[j]`: the length of the last piece of the best path over
-        the characters of j's word up to j.
-
-        Words go longest first, so the words still running at step `k`
-        (position `k` of each word) are the first `n_k`: each step reads
-        the best scores of the last `longest` steps from a window of
-        `[longest, n_k]` and writes its own row, so the whole search costs
-        `O(characters * longest)` (no per-step copy of the batch).
-        """
-        longest = self.longest
+        the characters of j's word up to j: one loop step per position,
+        for all words at once (`viterbi_blocks.search_rows`, each word a
+        row entering with the score 0 of its start)."""
         sizes = splits[1:] - splits[:-1]
         rank = tf.argsort(-sizes, stable=True)
-        starts = tf.gather(splits[:-1], rank)
-        sizes = tf.gather(sizes, rank)
-        words = tf.size(sizes)
-        # Empty: reduce_max is the lowest int64.
-        steps = tf.maximum(tf.reduce_max(sizes), 0)
-        lengths = tf.range(1, longest + 1, dtype=tf.int64)
-        neg = tf.constant(-np.inf, tf.float64)
-
-        def step(k, window, found):
-            n = tf.reduce_sum(tf.cast(sizes > k, tf.int32))
-            js = starts[:n] + k
-            start = k - lengths + 1  # [L], the piece's start in its word
-            # window row r holds step k - longest + r: column l - 1 of
-            # `before` is step k - l.
-            before = tf.transpose(tf.reverse(window[:, :n], [0]))
-            before = tf.where(
-                (start > 0)[None, :], before, tf.constant(0.0, tf.float64)
-            )
-            ok = tf.gather(exists, js) & (start >= 0)[None, :]
-            candidate = tf.where(ok, before + tf.gather(scores, js), neg)
-            top = tf.reduce_max(candidate, 1)
-            # Ties: the candidate that starts earliest (the longest) wins.
-            ties = tf.equal(candidate, top[:, None])
-            chosen = longest - tf.argmax(
-                tf.cast(tf.reverse(ties, [1]), tf.int32),
-                1,
-                output_type=tf.int64,
-            )
-            window = tf.concat([window[1:, :n], top[None, :]], 0)
-            window = tf.ensure_shape(window, [longest, None])
-            return k + 1, window, found.write(tf.cast(k, tf.int32), chosen)
-
-        _, _, found = tf.while_loop(
-            lambda k, window, found: k < steps,
-            step,
-            (
-                tf.constant(0, tf.int64),
-                tf.zeros([longest, words], tf.float64),
-                tf.TensorArray(
-                    tf.int64,
-                    size=tf.cast(steps, tf.int32),
-                    element_shape=[None],
-                    infer_shape=False,
-                ),
-            ),
-            shape_invariants=(
-                tf.TensorShape([]),
-                tf.TensorShape([longest, None]),
-                tf.TensorShape(None),
-            ),
-            parallel_iterations=1,
+        back, _ = viterbi_blocks.search_rows(
+            tf.gather(splits[:-1], rank),
+            tf.gather(sizes, rank),
+            tf.zeros([self.longest, tf.size(rank)], tf.float64),
+            scores,
+            record=True,
         )
-        # The rows are in step order, each in rank order: put them back.
-        position = tf.gather(tf.math.invert_permutation(rank), word)
-        order = tf.argsort(
-            local * tf.cast(words, tf.int64) + tf.cast(position, tf.int64),
-            stable=True,
-        )
-        count = tf.size(word, out_type=tf.int64)
-        return tf.scatter_nd(
-            tf.cast(order, tf.int64)[:, None],
-            found.concat()[:count],
-            [count],
-        )
+        return back
 
     def _tokens(
         self, flat, chars, word, splits, ids, unknown, back, on_path, spans

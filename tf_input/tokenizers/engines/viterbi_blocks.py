@@ -62,18 +62,18 @@ def exact_characters(scores):
     return int(min(2**53 * quantum / largest, 2**62))
 
 
-def search_in_blocks(word, local, splits, scores, exists):
+def search_in_blocks(splits, scores):
     """`(back, on_path)` for the characters of the batch, equal to the
-    one-step search's `back` and `_best_path`'s marks."""
-    del local  # the blocks carry their own positions
+    one-step search's `back` and `viterbi._best_path`'s marks. `scores`:
+    `[characters, longest]`, the piece of each length ending at each
+    character, -inf where there is none (see `search_rows`)."""
     longest = tf.shape(scores, out_type=tf.int64)[1]
     lengths = tf.range(1, longest + 1, dtype=tf.int64)
     # L: the longest piece that occurs in this batch.
     width = tf.reduce_max(
-        tf.where(exists, lengths[None, :], tf.constant(1, tf.int64))
+        tf.where(scores > -np.inf, lengths[None, :], tf.constant(1, tf.int64))
     )
     scores = scores[:, :width]
-    exists = exists[:, :width]
     sizes = splits[1:] - splits[:-1]
     size = tf.cast(tf.reduce_max(sizes), tf.float64)
     block = tf.maximum(tf.cast(tf.math.ceil(tf.sqrt(size)), tf.int64), width)
@@ -104,13 +104,11 @@ def search_in_blocks(word, local, splits, scores, exists):
     window = tf.concat(
         [tf.zeros([width, tf.size(opening)], tf.float64), unit], 1
     )
-    _, last = _rows_search(
+    _, last = search_rows(
         tf.gather(first, rows),
-        tf.gather(offset, rows),
         tf.fill(tf.shape(rows), block),
         window,
         scores,
-        exists,
         record=False,
     )
     opened = last[:, : tf.size(opening)]  # [L, words of several blocks]
@@ -173,38 +171,41 @@ def search_in_blocks(word, local, splits, scores, exists):
 
     # Pass 3: every block from its true entry scores, longest first.
     rank = tf.argsort(-length, stable=True)
-    back, _ = _rows_search(
+    back, _ = search_rows(
         tf.gather(first, rank),
-        tf.gather(offset, rank),
         tf.gather(length, rank),
         tf.transpose(tf.gather(start_windows, rank)),
         scores,
-        exists,
         record=True,
     )
     return back, _best_path_doubling(splits, back)
 
 
-def _rows_search(first, offset, length, window, scores, exists, record):
-    """The one-step search over rows of characters (longest first): row
-    `r` covers characters `first[r]` onwards for `length[r]` steps, at
-    `offset[r]` in its word, entering with `window[:, r]` (the best scores
-    of its `L` boundaries before it, oldest first). Returns the chosen
-    piece length per character (when `record`) and the last window of the
-    rows of the longest length."""
+def search_rows(first, length, window, scores, record):
+    """The Viterbi search, one loop step per position, over rows of
+    characters (longest first; a row is a word, or a block of one): row
+    `r` covers characters `first[r]` onwards for `length[r]` steps,
+    entering with `window[:, r]`, the best scores of the `L` boundaries
+    before it, oldest first (0 for a word's start, as the one boundary a
+    word's first pieces can start from). `scores[j, l - 1]`: the score of
+    the piece of `l` characters that ends at character `j`, -inf where
+    there is none or it would start before its word, so a candidate is a
+    window score plus a score, nothing to mask.
+
+    A step reads the last `L` steps' scores from the `[L, rows still
+    running]` window and writes its own, so the search costs
+    `O(characters * L)`. Returns the chosen piece length per character
+    (when `record`; of equal candidates the one that starts earliest, as
+    HF) and the last window of the rows of the longest length."""
     width = tf.shape(scores, out_type=tf.int64)[1]
-    lengths = tf.range(1, width + 1, dtype=tf.int64)
     steps = tf.maximum(tf.reduce_max(tf.concat([length, [0]], 0)), 0)
-    neg = tf.constant(-np.inf, tf.float64)
 
     def step(k, window, found):
         n = tf.reduce_sum(tf.cast(length > k, tf.int32))
-        js = first[:n] + k
-        start = (offset[:n] + k)[:, None] - lengths[None, :] + 1
+        # window row r holds step k - L + r: column l - 1 of `before` is
+        # step k - l, the boundary before the piece of l characters.
         before = tf.transpose(tf.reverse(window[:, :n], [0]))
-        before = tf.where(start > 0, before, tf.constant(0.0, tf.float64))
-        ok = tf.gather(exists, js) & (start >= 0)
-        candidate = tf.where(ok, before + tf.gather(scores, js), neg)
+        candidate = before + tf.gather(scores, first[:n] + k)
         top = tf.reduce_max(candidate, 1)
         window = tf.concat([window[1:, :n], top[None, :]], 0)
         if record:
