@@ -192,31 +192,18 @@ def _long_words():
     ]
 
 
-def _spied(monkeypatch):
-    """Calls of `search_in_blocks` (at trace time), through a spy."""
-    calls = []
-    search = viterbi_blocks.search_in_blocks
-
-    def spy(*args):
-        calls.append(1)
-        return search(*args)
-
-    monkeypatch.setattr(viterbi_blocks, "search_in_blocks", spy)
-    return calls
-
-
 @pytest.mark.parametrize(
     "name, kind", [("albert", "albert"), ("botchan", "bytes"), ("ja", "spm")]
 )
-def test_long_words_search_in_blocks_as_hf(folder, name, kind, monkeypatch):
+def test_long_words_search_in_blocks_as_hf(folder, name, kind):
     """One word of thousands of characters: ids and offsets equal HF's,
     ties between equal paths included (one run of one letter)."""
-    path, reference, _ = _pair(folder, name, kind)
-    calls = _spied(monkeypatch)
-    tokenizer = load_tokenizer(path)  # traced anew, with the spy
+    _, reference, tokenizer = _pair(folder, name, kind)
     lines = _long_words()
+    # The file's scores are float32: its long words take the blocks.
+    exact = tokenizer._unigram._exact_characters
+    assert exact > max(len(line) for line in lines)
     _check(reference, tokenizer, lines)
-    assert calls, "the long words did not take the search in blocks"
     assert_parity(tokenizer, reference, lines[:3] + lines[-3:])
 
 
@@ -229,14 +216,12 @@ def test_blocks_on_every_word_of_a_corpus_sample(
     in batches beside words that do not: the same ids and offsets."""
     path, reference, _ = _pair(folder, name, kind)
     monkeypatch.setattr(viterbi_blocks, "LONG_WORD", 8)
-    calls = _spied(monkeypatch)
-    tokenizer = load_tokenizer(path)
+    tokenizer = load_tokenizer(path)  # traced anew, with the threshold
     lines = list(ADVERSARIAL)
     for corpus in corpora().values():
         lines += _sample(corpus, 60)
     _check(reference, tokenizer, lines)
     assert_parity(tokenizer, reference, lines)
-    assert calls
 
 
 def test_exact_characters_reads_the_scores():
@@ -250,7 +235,15 @@ def test_exact_characters_reads_the_scores():
     assert viterbi_blocks.exact_characters([float("-inf"), -2.0]) == 0
 
 
-def test_rounding_scores_search_one_step_a_character(folder, monkeypatch):
+def test_block_size():
+    long = viterbi_blocks.LONG_WORD + 1
+    assert int(viterbi_blocks.block_size(long, 16, 10**9)) == 65  # sqrt
+    assert int(viterbi_blocks.block_size(long, 80, 10**9)) == 80  # a piece
+    assert int(viterbi_blocks.block_size(long, 16, long - 1)) == long
+    assert int(viterbi_blocks.block_size(300, 16, 10**9)) == 300
+
+
+def test_rounding_scores_search_one_step_a_character(folder):
     """A file whose scores use every bit of a float64 keeps the one-step
     search, whose sums are HF's own, on a long word too."""
 
@@ -260,11 +253,10 @@ def test_rounding_scores_search_one_step_a_character(folder, monkeypatch):
             entry[1] = entry[1] * (1 + 1e-9 * ((k % 7) - 3)) + 0.1
 
     path = _variant(folder, rounding)
-    calls = _spied(monkeypatch)
     tokenizer = load_tokenizer(path)
+    assert tokenizer._unigram._exact_characters < viterbi_blocks.LONG_WORD
     reference = hf_tokenizers.Tokenizer.from_file(str(path))
     _check(reference, tokenizer, ["a" * 5000, "ab" * 3000 + " the cat"])
-    assert not calls
 
 
 @pytest.mark.slow

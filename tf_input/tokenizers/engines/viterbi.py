@@ -2,9 +2,11 @@
 
 For each character `j` and length `l`, the piece made of the `l`
 characters that end at `j` (strings grown one character at a time, and
-only while they are prefixes of pieces); then one `tf.while_loop` step per
-character position, for all words of the batch at once; then the best
-path, walked back from each word's end. As HF (which differs from
+only while they are prefixes of pieces); then the search
+(`viterbi_blocks.search`: one `tf.while_loop` step per character
+position, for all words of the batch at once, or for the blocks of words
+of thousands of characters); then the best path, walked back from each
+word's end by pointer doubling. As HF (which differs from
 `sentencepiece` there): scores add in float64; of equal candidates for a
 position the one that starts earliest wins; a character without a
 one-character piece is an unknown node scored `min score - 10`;
@@ -33,8 +35,8 @@ class Viterbi(tf.Module):
     For each character `j` and length `l`, the piece made of the `l`
     characters that end at `j` (strings grown one character at a time,
     and only while they are prefixes of pieces); then one loop step per
-    position in the word, for all words at once; then the best path,
-    walked back from each word's end.
+    position in the word (or in a block of a long word), for all words at
+    once; then the best path, walked back from each word's end.
     """
 
     def __init__(self, vocab, unk_id, byte_fallback):
@@ -51,7 +53,7 @@ class Viterbi(tf.Module):
         self.unk_id = unk_id
         self.unk_score = float(scores.min()) - _UNK_PENALTY
         self.byte_fallback = byte_fallback
-        # Words of more characters than this search one step a character.
+        # Words of more characters than this are not cut into blocks.
         self._exact_characters = viterbi_blocks.exact_characters(
             [*scores, self.unk_score]
         )
@@ -193,40 +195,13 @@ class Viterbi(tf.Module):
             tf.constant(-np.inf, tf.float64),
         )
 
-        def one_step():
-            back = self._search(splits, scores)
-            return back, _best_path(splits, back, count)
-
-        if self._exact_characters > viterbi_blocks.LONG_WORD:
-            # Long words search in blocks (see `viterbi_blocks`).
-            size = tf.reduce_max(tf.concat([splits[1:] - splits[:-1], [0]], 0))
-            back, on_path = tf.cond(
-                (size > viterbi_blocks.LONG_WORD)
-                & (size <= self._exact_characters),
-                lambda: viterbi_blocks.search_in_blocks(splits, scores),
-                one_step,
-            )
-        else:
-            back, on_path = one_step()
+        # One block a word, or blocks of long words (see `viterbi_blocks`).
+        back, on_path = viterbi_blocks.search(
+            splits, scores, self._exact_characters
+        )
         return self._tokens(
             flat, chars, word, splits, ids, unknown, back, on_path, spans
         )
-
-    def _search(self, splits, scores):
-        """`back[j]`: the length of the last piece of the best path over
-        the characters of j's word up to j: one loop step per position,
-        for all words at once (`viterbi_blocks.search_rows`, each word a
-        row entering with the score 0 of its start)."""
-        sizes = splits[1:] - splits[:-1]
-        rank = tf.argsort(-sizes, stable=True)
-        back, _ = viterbi_blocks.search_rows(
-            tf.gather(splits[:-1], rank),
-            tf.gather(sizes, rank),
-            tf.zeros([self.longest, tf.size(rank)], tf.float64),
-            scores,
-            record=True,
-        )
-        return back
 
     def _tokens(
         self, flat, chars, word, splits, ids, unknown, back, on_path, spans

@@ -1,25 +1,29 @@
-"""The Viterbi search of `viterbi.Viterbi` for long words, in blocks.
+"""The Viterbi search of `viterbi.Viterbi`, over words or blocks of them.
 
-The search takes one loop step per character of the longest word: 400 KB
-of one word is 400,000 steps of about 25 µs. Here a word is cut into
-blocks of about `sqrt(length)` characters and the loops run over all
-blocks at once, in three passes of `O(sqrt(length))` steps:
+`search_rows` is the search itself: one loop step per character
+position, for all rows at once (a row is a word, from its start). One
+word of 400 KB would be 400,000 steps of about 25 µs, so when the longest
+word of a batch has more than `LONG_WORD` characters, `search` cuts every
+word into blocks of about `sqrt(length)` characters and runs three passes
+of `O(sqrt(length))` steps each:
 
-1. each inner block, from each of the `L` boundaries a path can enter it
+1. each later block, from each of the `L` boundaries a path can enter it
    by (`L` = the longest piece found in the batch), alone: the best
    score of every way through the block, an `L x L` matrix (max-plus);
 2. the blocks in order: the best scores of the `L` boundaries that end
    each block, the previous block's times its matrix;
-3. every block from its true scores, exactly as the one-step loop, for
-   the last piece of the best path at each character.
+3. every block from its true scores (`search_rows` with the blocks as
+   rows), for the last piece of the best path at each character.
 
-The path is then walked back by pointer doubling (`O(log length)` steps).
+With one block a word, passes 1 and 2 do nothing and pass 3 is the plain
+search. The path is then walked back by pointer doubling (`O(log
+length)` steps).
 
 Pass 2 adds the scores in another order than the one-step loop (a block's
 path first, then the score before the block), and a tie between equal
-paths depends on the rounding of the sums. So this route is taken only
-where every sum is exact: when all scores are multiples of one power of
-two `q` (SentencePiece's scores are float32, so this holds for every file
+paths depends on the rounding of the sums. So words are cut only where
+every sum is exact: when all scores are multiples of one power of two `q`
+(SentencePiece's scores are float32, so this holds for every file
 converted from a `.model`) and `length * max|score| < 2**53 * q`
 (`exact_characters`); pass 3 then reproduces the one-step loop bit for
 bit, ties included.
@@ -34,8 +38,8 @@ import tensorflow as tf
 
 from tf_input._ragged import row_ids
 
-# Words longer than this take the blocks (shorter ones gain nothing: the
-# three passes cost more steps than the one-step loop).
+# A batch whose longest word is longer than this cuts its words into
+# blocks (for shorter ones the three passes gain little).
 LONG_WORD = 4096
 
 
@@ -62,11 +66,28 @@ def exact_characters(scores):
     return int(min(2**53 * quantum / largest, 2**62))
 
 
-def search_in_blocks(splits, scores):
-    """`(back, on_path)` for the characters of the batch, equal to the
-    one-step search's `back` and `viterbi._best_path`'s marks. `scores`:
+def block_size(size, width, exact):
+    """The characters of a block, for a batch whose longest word has
+    `size` and whose longest piece `width`: the whole word, unless it is
+    longer than `LONG_WORD` and at most `exact` (`exact_characters`):
+    then about `sqrt(size)`, and at least `width`."""
+    size = tf.convert_to_tensor(size, tf.int64)
+    root = tf.cast(tf.math.ceil(tf.sqrt(tf.cast(size, tf.float64))), tf.int64)
+    return tf.where(
+        (size > LONG_WORD) & (size <= exact), tf.maximum(root, width), size
+    )
+
+
+def search(splits, scores, exact):
+    """`(back, on_path)` for the characters of the batch: `back[j]`, the
+    length of the last piece of the best path over j's word up to j, and
+    the characters that end a piece of each word's best path. `scores`:
     `[characters, longest]`, the piece of each length ending at each
-    character, -inf where there is none (see `search_rows`)."""
+    character, -inf where there is none or it would start before its
+    word (see `search_rows`). Words take one block each, unless the
+    longest is longer than `LONG_WORD` and `exact` characters at most:
+    then every word is cut into blocks of about `sqrt(longest)`
+    characters."""
     longest = tf.shape(scores, out_type=tf.int64)[1]
     lengths = tf.range(1, longest + 1, dtype=tf.int64)
     # L: the longest piece that occurs in this batch.
@@ -75,8 +96,7 @@ def search_in_blocks(splits, scores):
     )
     scores = scores[:, :width]
     sizes = splits[1:] - splits[:-1]
-    size = tf.cast(tf.reduce_max(sizes), tf.float64)
-    block = tf.maximum(tf.cast(tf.math.ceil(tf.sqrt(size)), tf.int64), width)
+    block = block_size(tf.reduce_max(tf.concat([sizes, [1]], 0)), width, exact)
     # Blocks: each word cut every `block` characters.
     per_word = (sizes + block - 1) // block
     block_splits = tf.concat([[0], tf.cumsum(per_word)], 0)
