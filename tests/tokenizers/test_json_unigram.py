@@ -243,6 +243,16 @@ def test_block_size():
     assert int(viterbi_blocks.block_size(300, 16, 10**9)) == 300
 
 
+def test_search_of_no_word():
+    # The engine's search is reached with the distinct words the word
+    # cache misses; none is a batch of no character.
+    search = tf.function(viterbi_blocks.search)
+    back, on_path = search(
+        tf.constant([0], tf.int64), tf.zeros([0, 16], tf.float64), 10**9
+    )
+    assert back.shape == [0] and on_path.shape == [0]
+
+
 def test_rounding_scores_search_one_step_a_character(folder):
     """A file whose scores use every bit of a float64 keeps the one-step
     search, whose sums are HF's own, on a long word too."""

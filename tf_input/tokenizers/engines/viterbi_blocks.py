@@ -90,9 +90,14 @@ def search(splits, scores, exact):
     characters."""
     longest = tf.shape(scores, out_type=tf.int64)[1]
     lengths = tf.range(1, longest + 1, dtype=tf.int64)
-    # L: the longest piece that occurs in this batch.
-    width = tf.reduce_max(
-        tf.where(scores > -np.inf, lengths[None, :], tf.constant(1, tf.int64))
+    # L: the longest piece that occurs in this batch (1 if no character).
+    width = tf.maximum(
+        tf.reduce_max(
+            tf.where(
+                scores > -np.inf, lengths[None, :], tf.constant(1, tf.int64)
+            )
+        ),
+        1,
     )
     scores = scores[:, :width]
     sizes = splits[1:] - splits[:-1]
