@@ -7,9 +7,11 @@ word of a batch has more than `LONG_WORD` characters, `search` cuts every
 word into blocks of about `sqrt(length)` characters and runs three passes
 of `O(sqrt(length))` steps each:
 
-1. each later block, from each of the `L` boundaries a path can enter it
-   by (`L` = the longest piece found in the batch), alone: the best
-   score of every way through the block, an `L x L` matrix (max-plus);
+1. each inner block (neither a word's first nor its last), from each of
+   the `L` boundaries a path can enter it by (`L` = the longest piece
+   found in the batch), alone: the best score of every way through the
+   block, an `L x L` matrix (max-plus); and each first block from its
+   word's start, whose scores are the true ones;
 2. the blocks in order: the best scores of the `L` boundaries that end
    each block, the previous block's times its matrix;
 3. every block from its true scores (`search_rows` with the blocks as
