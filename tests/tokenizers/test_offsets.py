@@ -365,6 +365,16 @@ def test_invalid_utf8_spans_are_in_the_bytes_given(name):
             )
 
 
+@pytest.mark.parametrize("name", ["gpt2", "qwen3"])
+def test_invalid_bytes_in_a_batch_of_no_multibyte_character(name):
+    """Lone invalid bytes and no continuation byte in the whole batch: a
+    character per byte (the rows `to_characters` takes as they are)."""
+    narrow = [b"ok \xff bad", b"\xc3", b"x\xe2 y\xf8", b"plain"]
+    repaired = [b.decode("utf-8", "replace") for b in narrow]
+    assert [len(t) for t in repaired] == [len(b) for b in narrow]
+    assert our_rows(ours(name), narrow) == hf_rows(name, repaired)
+
+
 # --- Graph contexts ---------------------------------------------------------
 def test_in_tf_function_and_dataset_map():
     tokenizer = ours("qwen3")
