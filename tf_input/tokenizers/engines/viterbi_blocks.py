@@ -33,8 +33,6 @@ bit, ties included.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import tensorflow as tf
 
@@ -50,22 +48,19 @@ def exact_characters(scores):
     score (the unknown score and 0 included) a multiple of the smallest
     power of two `q` that divides them all, and every partial sum below
     `2**53 * q`."""
-    quantum = math.inf
-    largest = 0.0
-    for score in scores:
-        score = float(score)
-        if not math.isfinite(score):
-            return 0
-        if score == 0.0:
-            continue
-        mantissa, exponent = math.frexp(abs(score))
-        whole = int(mantissa * 2**53)
-        low = (whole & -whole).bit_length() - 1
-        quantum = min(quantum, 2.0 ** (exponent - 53 + low))
-        largest = max(largest, abs(score))
-    if largest == 0.0:
+    scores = np.abs(np.asarray(scores, np.float64))
+    if not np.isfinite(scores).all():
+        return 0
+    scores = scores[scores != 0.0]
+    if scores.size == 0:
         return 2**62
-    return int(min(2**53 * quantum / largest, 2**62))
+    # score = whole * 2**(exponent - 53), `whole` a 53-bit integer whose
+    # lowest set bit gives the score's own power of two.
+    mantissa, exponent = np.frexp(scores)
+    whole = (mantissa * 2.0**53).astype(np.int64)
+    low = np.log2((whole & -whole).astype(np.float64))
+    quantum = float(np.min(np.exp2(exponent - 53 + low)))
+    return int(min(2**53 * quantum / float(scores.max()), 2**62))
 
 
 def block_size(size, width, exact):
