@@ -1,20 +1,33 @@
-"""Long uptimes: process memory over repeated builds of one tokenizer.
+"""Long uptimes: process memory over repeated builds of one tokenizer,
+and over repeated iterators of one pipeline.
 
 A server that rebuilds its tokenizer (a reload, a new worker thread, a
-test suite) must not grow without bound. Each file is built `--builds`
-times in one fresh process; each build is called once on two lines, then
-dropped, then `gc.collect()`; the process's RSS (`/proc/self/statm`) is
-read after each. Reported: RSS after the first build, the growth over the
-first few builds, and the growth per build after them (the slope from
-build `--settle` to the last).
+test suite) must not grow without bound, nor a training run that starts
+a new iterator each epoch, nor a sweep that calls `make_dataset` again
+and again.
+
+* Builds: each file is built `--builds` times in one fresh process; each
+  build is called once on two lines, then dropped.
+* Iterators: in one fresh process, `--iterators` times, a new iterator of
+  one `make_dataset` dataset gives its first batch and is dropped; and,
+  in another, `make_dataset` is called anew each time.
+
+After each, `gc.collect()`, then the process's RSS (`/proc/self/statm`).
+Reported: RSS after the first, the growth over the first few
+(`--settle`), the growth per repetition after them (the slope from
+repetition `--settle` to the last), and per repetition over the last half
+(whether it levels off; the median of the slopes between every two of
+them).
 
 Run: python benchmarks/bench_rebuild.py [--builds 12] [--only mistral]
+     python benchmarks/bench_rebuild.py --section iterators --iterators 300
 """
 
 import argparse
 import gc
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,63 +60,142 @@ def files(folder):
     }
 
 
-def one_process(path, builds):
-    """In this process: build, call, drop `builds` times; RSS in MB."""
+# `{name: (tokenizer file, batching)}` of the iterator rows.
+PIPELINES = {
+    "BERT WordPiece, longest": ("bert/bert-base-uncased-vocab.txt", "longest"),
+    "Qwen 3 tokenizer.json, pack": ("llm/qwen3/tokenizer.json", "pack"),
+}
+LINES = 512  # of tinyshakespeare: a few chunks
+
+
+def one_process(kind, path, count, batching=None):
+    """In this process, `count` times: build, call and drop a tokenizer
+    (`kind="build"`); or take the first batch of a new iterator of one
+    dataset (`"iterator"`), or of a new `make_dataset` (`"dataset"`).
+    Prints the RSS in MB after each."""
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     import tensorflow as tf
 
     import tf_input
+    from tf_input.data import make_dataset
 
     def rss_mb():
         with open("/proc/self/statm") as f:
             pages = int(f.read().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
-    sizes = []
-    for _ in range(builds):
+    if kind != "build":
         tokenizer = tf_input.load_tokenizer(path)
-        tokenizer(tf.constant(["hello world 123", "ünïcode text"]))
-        del tokenizer
+        text = (DATA / "corpora" / "tinyshakespeare.txt").read_text()
+        lines = [line for line in text.splitlines() if line][:LINES]
+
+        def dataset():
+            return make_dataset(
+                lines,
+                tokenizer,
+                batching=batching,
+                batch_size=32,
+                max_length=128,
+            )
+
+        one = dataset()
+    sizes = []
+    for _ in range(count):
+        if kind == "build":
+            tokenizer = tf_input.load_tokenizer(path)
+            tokenizer(tf.constant(["hello world 123", "ünïcode text"]))
+            del tokenizer
+        else:
+            next(iter(one if kind == "iterator" else dataset()))
         gc.collect()
         sizes.append(rss_mb())
     print(" ".join(f"{s:.1f}" for s in sizes))
 
 
+def _measure(args, *one):
+    """Runs `one_process(*one)` in a fresh process; its RSS figures."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", *map(str, one)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    return [float(s) for s in out.stdout.split()]
+
+
+def _row(name, sizes, settle):
+    """A table row: first RSS, early growth, the slopes after."""
+    settle -= 1
+    slope = (sizes[-1] - sizes[settle]) / (len(sizes) - 1 - settle)
+    late = _median_slope(sizes[len(sizes) // 2 :])
+    return (
+        f"| {name} | {sizes[0]:.0f} | {sizes[settle] - sizes[0]:.1f} | "
+        f"{slope:.2f} | {late:.2f} |"
+    )
+
+
+def _median_slope(values):
+    """Theil-Sen: the median of the slopes between every two points. One
+    build's RSS moves by a few MB on its own (now and then by tens), so
+    neither two end points nor least squares would do."""
+    return statistics.median(
+        (values[j] - values[i]) / (j - i)
+        for i in range(len(values))
+        for j in range(i + 1, len(values))
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--section", choices=["builds", "iterators", "all"], default="builds"
+    )
     parser.add_argument("--builds", type=int, default=12)
+    parser.add_argument("--iterators", type=int, default=100)
     parser.add_argument("--settle", type=int, default=4)
     parser.add_argument("--only", nargs="*", help="name prefixes")
-    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        one_process(args.one, args.builds)
+        kind, path, count, *batching = args.one
+        one_process(kind, path, int(count), *batching)
         return
-    print(
-        f"| file | RSS after build 1, MB | growth builds 1-{args.settle}, "
-        f"MB | growth per build after, MB ({args.builds} builds) |"
-    )
-    print("|---|---:|---:|---:|")
-    with tempfile.TemporaryDirectory() as folder:
-        for name, path in files(pathlib.Path(folder)).items():
-            if args.only and not any(name.startswith(p) for p in args.only):
+
+    def wanted(name):
+        return not args.only or any(name.startswith(p) for p in args.only)
+
+    if args.section in ("builds", "all"):
+        print(
+            f"| file | RSS after build 1, MB | growth builds 1-{args.settle}, "
+            f"MB | growth per build after, MB ({args.builds} builds) | "
+            "growth per build, last half, MB |"
+        )
+        print("|---|---:|---:|---:|---:|")
+        with tempfile.TemporaryDirectory() as folder:
+            for name, path in files(pathlib.Path(folder)).items():
+                if wanted(name):
+                    sizes = _measure(args, "build", path, args.builds)
+                    print(_row(name, sizes, args.settle), flush=True)
+    if args.section in ("iterators", "all"):
+        print(
+            f"\n| pipeline | RSS after iterator 1, MB | growth iterators "
+            f"1-{args.settle}, MB | growth per iterator after, MB "
+            f"({args.iterators} iterators) | growth per iterator, last "
+            "half, MB |"
+        )
+        print("|---|---:|---:|---:|---:|")
+        for name, (path, batching) in PIPELINES.items():
+            if not wanted(name):
                 continue
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", path]
-                + ["--builds", str(args.builds)],
-                capture_output=True,
-                text=True,
-                check=True,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-            )
-            sizes = [float(s) for s in out.stdout.split()]
-            settle = args.settle - 1
-            slope = (sizes[-1] - sizes[settle]) / (len(sizes) - 1 - settle)
-            print(
-                f"| {name} | {sizes[0]:.0f} | "
-                f"{sizes[settle] - sizes[0]:.1f} | {slope:.2f} |",
-                flush=True,
-            )
+            for kind, how in (
+                ("iterator", "a new iterator"),
+                ("dataset", "a new make_dataset"),
+            ):
+                sizes = _measure(
+                    args, kind, DATA / path, args.iterators, batching
+                )
+                print(_row(f"{name}: {how}", sizes, args.settle), flush=True)
 
 
 if __name__ == "__main__":

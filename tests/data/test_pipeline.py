@@ -4,6 +4,7 @@ The references are plain Python: tokenize each line with the tokenizer
 (eagerly, one line at a time), then truncate, wrap, batch and pad by hand.
 """
 
+import gc
 import warnings
 
 import keras
@@ -1128,3 +1129,55 @@ def test_label_vocabulary_errors(tokenizer):
         )
     with pytest.raises(ValueError, match=r"single texts, which has no labels"):
         make_dataset(["the cat"], tokenizer, label_vocabulary=["a"], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"batching": "longest"},
+        {"batching": "bucket"},
+        {"batching": "pack"},
+        {"batching": "stream"},
+        {"batching": "longest", "source": "file"},
+    ],
+    ids=["longest", "bucket", "pack", "stream", "text-file"],
+)
+def test_make_dataset_again_and_again_keeps_no_function(
+    tmp_path, tokenizer, kwargs
+):
+    # A sweep or a server that calls `make_dataset` again and again must
+    # not grow the process: once a dataset is dropped, no function of it
+    # stays in the eager context or the default graph. (Called eagerly,
+    # `Dataset.reduce` keeps its function there and `Dataset.scan` keeps
+    # its own in the default graph, for the life of the process.)
+    from tensorflow.python.eager import context
+
+    kwargs = dict(kwargs)
+    source = LINES
+    if kwargs.pop("source", None) == "file":
+        source = tmp_path / "lines.txt"
+        source.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    graph = tf.compat.v1.get_default_graph()
+
+    def functions():
+        return (
+            set(context.context().list_function_names()),
+            set(graph._functions),
+        )
+
+    def one():
+        ds = make_dataset(
+            source, tokenizer, batch_size=2, max_length=8, **kwargs
+        )
+        if source is LINES:  # in memory: the epoch was counted
+            assert ds.cardinality() > 0
+        next(iter(ds))
+        stats(ds)  # counts the skipped examples
+        del ds
+        gc.collect()
+
+    one()
+    before = functions()
+    for _ in range(2):
+        one()
+        assert functions() == before

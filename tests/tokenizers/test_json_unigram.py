@@ -561,10 +561,17 @@ def test_truncated_file_names_the_path(folder):
 
 def test_contract_and_a_moved_saved_model_in_plain_tensorflow(folder):
     # A fresh process loads the moved SavedModel with `import tensorflow`
-    # alone (no tensorflow_text, no tf_input) and gives HF's ids and text.
+    # alone (no tensorflow_text, no tf_input) and gives HF's ids and text;
+    # the last text's long word takes the search in blocks, a function
+    # of its own in the SavedModel's library.
     _, reference, tokenizer = _pair(folder, "albert", "albert")
     assert tokenizer.uses_core_ops_only
-    texts = ["Hello  ＷＯＲＬＤ e\u0301 ☃ x\r\ny", " [MASK] 日本"]
+    long_word = "ab" * (viterbi_blocks.LONG_WORD // 2 + 7)
+    texts = [
+        "Hello  ＷＯＲＬＤ e\u0301 ☃ x\r\ny",
+        " [MASK] 日本",
+        f"a {long_word} b",
+    ]
     want = [
         e.ids for e in reference.encode_batch(texts, add_special_tokens=False)
     ]

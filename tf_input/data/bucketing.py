@@ -27,6 +27,7 @@ from tf_input.data.packing import argsort
 from tf_input.data.steps import AUTOTUNE
 from tf_input.data.steps import batch_lines
 from tf_input.data.steps import plain
+from tf_input.data.steps import scan
 from tf_input.data.steps import with_end
 
 
@@ -176,7 +177,7 @@ def regroup(chunks, key_fn, batch_sizes, drop_remainder):
             drop_remainder=drop_remainder,
         )
     empty = _empty_rows(chunks.element_spec)
-    return with_end(chunks, empty).scan(_to_parts(empty), plain(step))
+    return scan(with_end(chunks, empty), _to_parts(empty), plain(step))
 
 
 def _promote(keys, flush, sizes):

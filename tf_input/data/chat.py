@@ -52,6 +52,7 @@ from tf_input.data.info import PipelineInfo
 from tf_input.data.info import register
 from tf_input.data.rows import cut_to_longest
 from tf_input.data.selection import select_features
+from tf_input.data.steps import count
 from tf_input.data.steps import dataset_options
 from tf_input.data.steps import plain
 from tf_input.tokenizers import chat
@@ -227,7 +228,7 @@ def chat_dataset(
         count_batches = not _is_files(source)
     if count_batches:
         # Rendered and batched once, so that `fit` knows the epoch length.
-        num_batches = int(dataset.reduce(np.int64(0), lambda n, *_: n + 1))
+        num_batches = count(dataset)
         if num_batches == 0:
             raise ValueError(
                 'task="chat" made no batch from these conversations (with '

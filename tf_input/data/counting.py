@@ -20,7 +20,9 @@ import tensorflow as tf
 
 from tf_input.data.steps import AUTOTUNE
 from tf_input.data.steps import batch_lines
+from tf_input.data.steps import count
 from tf_input.data.steps import plain
+from tf_input.data.steps import total
 
 
 class SkippedExamplesWarning(UserWarning):
@@ -73,7 +75,7 @@ def count_examples(counter, source):
     """Reads an in-memory source's counts (skipped, kept, tokens): an
     error if no example is kept, a warning if any is skipped (the rows
     would no longer line up with the inputs)."""
-    totals = counter.reduce(tf.zeros([3], tf.int64), lambda a, b: a + b)
+    totals = total(counter, np.zeros([3], np.int64))
     skipped, kept, _ = (int(x) for x in totals)
     if not kept:
         raise ValueError(empty_message(source))
@@ -87,7 +89,7 @@ def count_examples(counter, source):
             SkippedExamplesWarning,
             stacklevel=3,
         )
-    return totals.numpy()
+    return totals
 
 
 def num_batches(s, totals, counted):
@@ -106,7 +108,7 @@ def num_batches(s, totals, counted):
     elif totals is not None and s.batching == "stream":
         rows, per_batch = int(totals[2]), s.batch_size * s.max_length
     else:
-        return int(counted.reduce(np.int64(0), lambda n, *_: n + 1))
+        return count(counted)
     if s.drop_remainder:
         return rows // per_batch
     return -(-rows // per_batch)

@@ -49,6 +49,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input.data import records
+from tf_input.data.steps import scan
 from tf_input.tokenizers._utf8 import VALID_UTF8
 
 AUTOTUNE = tf.data.AUTOTUNE
@@ -272,7 +273,8 @@ def _file_lines(path, start, size, encoding, errors):
         tf.data.Dataset.from_tensors(tf.constant(b""))
     )
     initial = (tf.constant(b""), tf.constant(0, tf.int64))
-    lines = chunks.scan(
+    lines = scan(
+        chunks,
         initial,
         lambda state, chunk: _next_lines(state, chunk, path, encoding, errors),
     )

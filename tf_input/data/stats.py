@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from tf_input._validation import check_optional_int
 from tf_input._validation import check_type
+from tf_input.data import steps
 from tf_input.data.info import PipelineInfo
 from tf_input.data.info import pipeline_info
 
@@ -157,8 +158,8 @@ def stats(dataset: tf.data.Dataset, max_batches=None, *, info=None) -> Stats:
     chat_counts = getattr(info, "chat_counts", None)
     if chat_counts is not None and max_batches is None:
         # task="chat": counted per chunk of rendered rows, whole epoch.
-        totals = chat_counts.reduce(tf.zeros([2], tf.int64), _add)
-        truncated, dropped = (int(x) for x in totals.numpy())
+        totals = steps.total(chat_counts, np.zeros([2], np.int64))
+        truncated, dropped = (int(x) for x in totals)
     result = Stats(
         batches=batches,
         real_tokens=real,
@@ -190,8 +191,4 @@ def _skipped(info, max_batches):
         return info.skipped
     if info.skipping is None:
         return None
-    return int(info.skipping.reduce(tf.constant(0, tf.int64), _add))
-
-
-def _add(total, count):
-    return total + count
+    return int(steps.total(info.skipping, np.int64(0)))

@@ -8,10 +8,14 @@
   `scan`s that must flush their state when the epoch ends.
 * `shuffle_chunks`: the order of chunks and of the rows in each.
 * `dataset_options`: the options of the datasets `make_dataset` returns.
+* `total`, `count`: a dataset's sum and length, read eagerly.
+* `scan`: `Dataset.scan` that does not keep its function for the life of
+  the process.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 try:  # tf.data's map datasets, for `use_inter_op_parallelism=False`
@@ -26,6 +30,47 @@ def plain(function):
     """`function` for `tf.data`, without AutoGraph: faster to trace, and
     the graph functions here have no Python control flow on tensors."""
     return tf.autograph.experimental.do_not_convert(function)
+
+
+def total(dataset, zero):
+    """The sum of `dataset`'s elements (tensors of `zero`'s shape), read
+    a few thousand at a time.
+
+    Not `Dataset.reduce`: called eagerly, it adds its reduce function to
+    the eager context, which keeps it for the life of the process (0.1-0.2
+    MB of RSS for every `make_dataset` call that counted its epoch,
+    benchmarks/bench_rebuild.py)."""
+    result = np.asarray(zero)
+    for part in dataset.batch(4096):
+        result = result + np.sum(part.numpy(), axis=0)
+    return result
+
+
+def count(dataset):
+    """The number of elements of `dataset` (see `total`)."""
+    ones = dataset.map(plain(lambda *_: tf.constant(1, tf.int64)))
+    return int(total(ones, np.int64(0)))
+
+
+def scan(dataset, initial_state, function):
+    """`dataset.scan(initial_state, function)`.
+
+    Called eagerly, `Dataset.scan` (TF 2.21) also adds its function, and
+    the functions inside it, to the process's default graph, which keeps
+    them for the life of the process: the `make_dataset` calls of a sweep
+    or a server would add up (~0.1 MB each; benchmarks/bench_rebuild.py).
+    The dataset holds its function itself, so those extra entries are
+    removed here; under a graph (a `tf.function`), the scan's function
+    belongs there and stays.
+    """
+    if not tf.executing_eagerly():
+        return dataset.scan(initial_state, function)
+    graph = tf.compat.v1.get_default_graph()
+    before = set(graph._functions)  # noqa: SLF001 - see above
+    scanned = dataset.scan(initial_state, function)
+    for name in set(graph._functions) - before:  # noqa: SLF001
+        graph._remove_function(name)  # noqa: SLF001
+    return scanned
 
 
 def batch_lines(lines, size):

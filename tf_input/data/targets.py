@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from tf_input import _feature_names as names
 from tf_input.data.steps import plain
+from tf_input.data.steps import scan
 from tf_input.data.steps import with_end
 
 
@@ -104,4 +105,4 @@ def stream_batches(tokens, batch_size, length, drop_remainder):
         carry = stream[tf.where(flush, count, tf.minimum(size, count)) :]
         return carry, (features, labels, weights)
 
-    return with_end(tokens, empty).scan(empty, plain(cut)).unbatch()
+    return scan(with_end(tokens, empty), empty, plain(cut)).unbatch()
