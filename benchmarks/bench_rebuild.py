@@ -1,5 +1,5 @@
 """Long uptimes: process memory over repeated builds of one tokenizer,
-and over repeated iterators of one pipeline.
+repeated iterators of one pipeline, and repeated loads of a SavedModel.
 
 A server that rebuilds its tokenizer (a reload, a new worker thread, a
 test suite) must not grow without bound, nor a training run that starts
@@ -11,6 +11,10 @@ and again.
 * Iterators: in one fresh process, `--iterators` times, a new iterator of
   one `make_dataset` dataset gives its first batch and is dropped; and,
   in another, `make_dataset` is called anew each time.
+* Loads: in one fresh process, `--loads` times a SavedModel is loaded,
+  called on two texts and dropped: one written by `export_text_model`,
+  and, as the reference, a plain `tf.Module` holding a `StaticHashTable`
+  of the same vocabulary.
 
 After each, `gc.collect()`, then the process's RSS (`/proc/self/statm`).
 Reported: RSS after the first, the growth over the first few
@@ -21,6 +25,7 @@ them).
 
 Run: python benchmarks/bench_rebuild.py [--builds 12] [--only mistral]
      python benchmarks/bench_rebuild.py --section iterators --iterators 300
+     python benchmarks/bench_rebuild.py --section loads --loads 30
 """
 
 import argparse
@@ -71,10 +76,18 @@ LINES = 512  # of tinyshakespeare: a few chunks
 def one_process(kind, path, count, batching=None):
     """In this process, `count` times: build, call and drop a tokenizer
     (`kind="build"`); or take the first batch of a new iterator of one
-    dataset (`"iterator"`), or of a new `make_dataset` (`"dataset"`).
-    Prints the RSS in MB after each."""
+    dataset (`"iterator"`), or of a new `make_dataset` (`"dataset"`); or
+    load, call and drop a SavedModel (`"load"`: `export_text_model` of a
+    small classifier; `"load-plain"`: a `tf.Module` holding a
+    `StaticHashTable` of the same vocabulary, saved by
+    `tf.saved_model.save`). Prints the RSS in MB after each."""
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import tensorflow as tf
+
+    if kind.startswith("load"):
+        folder = tempfile.mkdtemp()
+        saved, call = _saved_model(kind, path, folder)
 
     import tf_input
     from tf_input.data import make_dataset
@@ -84,7 +97,7 @@ def one_process(kind, path, count, batching=None):
             pages = int(f.read().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
-    if kind != "build":
+    if kind in ("iterator", "dataset"):
         tokenizer = tf_input.load_tokenizer(path)
         text = (DATA / "corpora" / "tinyshakespeare.txt").read_text()
         lines = [line for line in text.splitlines() if line][:LINES]
@@ -105,11 +118,50 @@ def one_process(kind, path, count, batching=None):
             tokenizer = tf_input.load_tokenizer(path)
             tokenizer(tf.constant(["hello world 123", "ünïcode text"]))
             del tokenizer
+        elif kind.startswith("load"):
+            call(tf.saved_model.load(saved))
         else:
             next(iter(one if kind == "iterator" else dataset()))
         gc.collect()
         sizes.append(rss_mb())
     print(" ".join(f"{s:.1f}" for s in sizes))
+
+
+def _saved_model(kind, path, folder):
+    """`(folder, call)`: the SavedModel of a `"load"` row, and a call of a
+    loaded one on two texts."""
+    import keras
+    import tensorflow as tf
+
+    import tf_input
+
+    texts = tf.constant(["hello world 123", "ünïcode text"])
+    if kind == "load":
+        tokenizer = tf_input.load_tokenizer(path)
+        ids = keras.Input((None,), dtype="int32", name="token_ids")
+        hidden = keras.layers.Embedding(tokenizer.vocabulary_size(), 8)(ids)
+        pooled = keras.layers.GlobalAveragePooling1D()(hidden)
+        model = keras.Model(ids, keras.layers.Dense(2)(pooled))
+        tf_input.export_text_model(model, tokenizer, folder, max_length=16)
+        return folder, lambda loaded: loaded.serve(texts)
+    words = pathlib.Path(path).read_text("utf-8").splitlines()
+
+    class Vocabulary(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    words, tf.range(len(words), dtype=tf.int64)
+                ),
+                -1,
+            )
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def lookup(self, texts):
+            return self.table.lookup(tf.strings.split(texts).flat_values)
+
+    tf.saved_model.save(Vocabulary(), folder)
+    return folder, lambda loaded: loaded.lookup(texts)
 
 
 def _measure(args, *one):
@@ -149,10 +201,13 @@ def _median_slope(values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--section", choices=["builds", "iterators", "all"], default="builds"
+        "--section",
+        choices=["builds", "iterators", "loads", "all"],
+        default="builds",
     )
     parser.add_argument("--builds", type=int, default=12)
     parser.add_argument("--iterators", type=int, default=100)
+    parser.add_argument("--loads", type=int, default=30)
     parser.add_argument("--settle", type=int, default=4)
     parser.add_argument("--only", nargs="*", help="name prefixes")
     parser.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
@@ -196,6 +251,20 @@ def main():
                     args, kind, DATA / path, args.iterators, batching
                 )
                 print(_row(f"{name}: {how}", sizes, args.settle), flush=True)
+    if args.section in ("loads", "all"):
+        print(
+            f"\n| SavedModel (BERT uncased vocabulary) | RSS after load 1, MB "
+            f"| growth loads 1-{args.settle}, MB | growth per load after, "
+            f"MB ({args.loads} loads) | growth per load, last half, MB |"
+        )
+        print("|---|---:|---:|---:|---:|")
+        vocabulary = DATA / "bert" / "bert-base-uncased-vocab.txt"
+        for kind, name in (
+            ("load", "`export_text_model`, WordPiece"),
+            ("load-plain", "plain TensorFlow, a `StaticHashTable`"),
+        ):
+            sizes = _measure(args, kind, vocabulary, args.loads)
+            print(_row(name, sizes, args.settle), flush=True)
 
 
 if __name__ == "__main__":
