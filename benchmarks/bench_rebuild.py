@@ -253,17 +253,26 @@ def main():
                 print(_row(f"{name}: {how}", sizes, args.settle), flush=True)
     if args.section in ("loads", "all"):
         print(
-            f"\n| SavedModel (BERT uncased vocabulary) | RSS after load 1, MB "
-            f"| growth loads 1-{args.settle}, MB | growth per load after, "
-            f"MB ({args.loads} loads) | growth per load, last half, MB |"
+            f"\n| SavedModel | RSS after load 1, MB | growth loads "
+            f"1-{args.settle}, MB | growth per load after, MB ({args.loads} "
+            "loads) | growth per load, last half, MB |"
         )
         print("|---|---:|---:|---:|---:|")
-        vocabulary = DATA / "bert" / "bert-base-uncased-vocab.txt"
-        for kind, name in (
-            ("load", "`export_text_model`, WordPiece"),
-            ("load-plain", "plain TensorFlow, a `StaticHashTable`"),
+        bert = DATA / "bert" / "bert-base-uncased-vocab.txt"
+        for kind, path, name in (
+            ("load", bert, "`export_text_model`, BERT WordPiece"),
+            (
+                "load-plain",
+                bert,
+                "plain TensorFlow, a `StaticHashTable` of BERT's vocabulary",
+            ),
+            (
+                "load",
+                DATA / "llm" / "qwen3" / "tokenizer.json",
+                "`export_text_model`, Qwen 3 `tokenizer.json`",
+            ),
         ):
-            sizes = _measure(args, kind, vocabulary, args.loads)
+            sizes = _measure(args, kind, path, args.loads)
             print(_row(name, sizes, args.settle), flush=True)
 
 

@@ -78,3 +78,55 @@ def test_tables_of_other_content_do_not_mix():
 def test_a_table_needs_one_value_per_key():
     with pytest.raises(ValueError, match="one value per key. Received: 2"):
         lookup_table([1, 2], [1], -1, key_dtype=tf.int64)
+
+
+def _saved_tables(folder):
+    """The shared names of the tables a SavedModel creates at load."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    model = saved_model_pb2.SavedModel()
+    model.ParseFromString((folder / "saved_model.pb").read_bytes())
+    return [
+        node.attr["shared_name"].s
+        for function in model.meta_graphs[0].graph_def.library.function
+        for node in function.node_def
+        if node.op == "HashTableV2"
+    ]
+
+
+def test_equal_tables_are_one_object_and_saved_once(tmp_path):
+    # TensorFlow's loader gives each saved table a name of its own, so a
+    # table saved twice would be created and kept twice by every load.
+    a = lookup_table(["x", "y"], [1, 2], -1, key_dtype=tf.string)
+    b = lookup_table(["x", "y"], [1, 2], -1, key_dtype=tf.string)
+    c = lookup_table(["x", "y"], [1, 2], -5, key_dtype=tf.string)
+    assert a is b
+    assert c is not a  # another default: another lookup, one resource
+    module = tf.Module()
+    module.tables = [a, b, c]
+    module.lookup = tf.function(
+        lambda x: a.lookup(x) * 100 + b.lookup(x) * 10 + c.lookup(x),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    tf.saved_model.save(module, str(tmp_path))
+    assert len(_saved_tables(tmp_path)) == 2
+    loaded = tf.saved_model.load(str(tmp_path))
+    texts = tf.constant(["x", "y", "z"])
+    assert loaded.lookup(texts).numpy().tolist() == [111, 222, -115]
+
+
+def test_an_exported_tokenizer_saves_each_table_once(tmp_path):
+    import keras
+
+    from tf_input import WordPieceTokenizer
+    from tf_input import export_text_model
+
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##b"]
+    tokenizer = WordPieceTokenizer(vocabulary)
+    ids = keras.Input((None,), dtype="int32", name="token_ids")
+    hidden = keras.layers.Embedding(len(vocabulary), 4)(ids)
+    pooled = keras.layers.GlobalAveragePooling1D()(hidden)
+    model = keras.Model(ids, keras.layers.Dense(2)(pooled))
+    export_text_model(model, tokenizer, tmp_path, max_length=8)
+    names = _saved_tables(tmp_path)
+    assert names and len(names) == len(set(names)), names

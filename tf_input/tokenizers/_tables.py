@@ -9,14 +9,26 @@ table is named after its content: building a tokenizer again, in the same
 process, finds its tables already there (TensorFlow checks that the
 entries are the same) and uses no more memory. Tables of different
 content stay until the process ends, as any eager table does.
+
+While a table is alive, building the same content again (another
+tokenizer of the same file, or a second table of one tokenizer) gives the
+same Python object. A SavedModel then holds each table once: TensorFlow's
+loader gives every saved table a name of its own, so a table saved twice
+would be created, filled and kept twice by every load.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
+import weakref
 
 import numpy as np
 import tensorflow as tf
+
+# The live tables built eagerly, by content name and default.
+_LIVE = weakref.WeakValueDictionary()
+_LIVE_LOCK = threading.Lock()
 
 
 class _ContentNamed(tf.lookup.KeyValueTensorInitializer):
@@ -63,7 +75,8 @@ def lookup_table(keys, values, default, *, key_dtype, value_dtype=tf.int64):
     `default` (`""` or `-1`), so every lookup still gives `default`.
     Tables of the same keys and values share one TensorFlow resource
     (see the module docstring): built again, a tokenizer's tables take no
-    more memory.
+    more memory. Built eagerly while an equal one (same content and
+    default) is alive, the table is that one.
     """
     if len(keys) != len(values):
         raise ValueError(
@@ -76,11 +89,21 @@ def lookup_table(keys, values, default, *, key_dtype, value_dtype=tf.int64):
     if key_dtype != tf.string:
         keys = np.asarray(keys, np.int64)
     name = _content_name(keys, values, key_dtype, value_dtype)
-    return tf.lookup.StaticHashTable(
-        _ContentNamed(
-            tf.constant(keys, key_dtype),
-            tf.constant(np.asarray(values), value_dtype),
-            name,
-        ),
-        default_value=tf.constant(default, value_dtype),
-    )
+
+    def build():
+        return tf.lookup.StaticHashTable(
+            _ContentNamed(
+                tf.constant(keys, key_dtype),
+                tf.constant(np.asarray(values), value_dtype),
+                name,
+            ),
+            default_value=tf.constant(default, value_dtype),
+        )
+
+    if not tf.executing_eagerly():  # a table of this graph
+        return build()
+    with _LIVE_LOCK:
+        table = _LIVE.get((name, default))
+        if table is None:
+            table = _LIVE[(name, default)] = build()
+    return table
