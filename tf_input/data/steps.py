@@ -65,11 +65,13 @@ def scan(dataset, initial_state, function):
     """
     if not tf.executing_eagerly():
         return dataset.scan(initial_state, function)
+    # `Graph._functions` and `_remove_function` are private: no public
+    # call removes a function from a graph.
     graph = tf.compat.v1.get_default_graph()
-    before = set(graph._functions)  # noqa: SLF001 - see above
+    before = set(graph._functions)
     scanned = dataset.scan(initial_state, function)
-    for name in set(graph._functions) - before:  # noqa: SLF001
-        graph._remove_function(name)  # noqa: SLF001
+    for name in set(graph._functions) - before:
+        graph._remove_function(name)
     return scanned
 
 
