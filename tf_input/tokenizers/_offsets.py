@@ -218,14 +218,28 @@ def before_rewrite(starts, ends, rows, texts, rewritten, sources):
         old_start = tf.gather(old_at, old)
         old_bytes = tf.gather(old_at, old + 1) - old_start
         old_start -= tf.gather(old_rows, rows)
-        exact = old_start + row_start + position - char_start
-        whole = old_start + side * old_bytes
-        moved = tf.where(char_bytes == old_bytes, exact, whole)
-        return tf.where(known, moved, tf.zeros_like(moved))
+        in_char = row_start + position - char_start
+        return to_source(old_start, old_bytes, char_bytes, in_char, side, known)
 
     new_starts = moved(starts, starts, 0)
     new_ends = moved(ends - 1, ends, 1)
     return new_starts, tf.where(ends <= starts, new_starts, new_ends)
+
+
+def to_source(old_start, old_bytes, char_bytes, in_char, side, known):
+    """`remap`'s rule for one span end: where a byte of a rewritten
+    character goes in the text before the rewrite.
+
+    A character that kept its length (`char_bytes == old_bytes`) keeps
+    the byte (`in_char` bytes into its source, which starts at
+    `old_start`); another takes its whole source, its start (`side` 0)
+    or its end (`side` 1); a character with no source (`known` False)
+    gives 0.
+    """
+    exact = old_start + in_char
+    whole = old_start + side * old_bytes
+    moved = tf.where(char_bytes == old_bytes, exact, whole)
+    return tf.where(known, moved, tf.zeros_like(moved))
 
 
 def character_starts(texts):

@@ -396,10 +396,10 @@ class UnigramTokenizer(JsonFileTokenizer):
             old_start = tf.gather(plain_at, old)
             old_bytes = tf.gather(plain_at, old + 1) - old_start
             old_start -= segment_first
-            exact = old_start + position - (char_start - word_first)
-            whole = old_start + side * old_bytes
-            moved = tf.where(char_bytes == old_bytes, exact, whole)
-            return tf.where(known, moved, tf.zeros_like(moved))
+            in_char = position - (char_start - word_first)
+            return _offsets.to_source(
+                old_start, old_bytes, char_bytes, in_char, side, known
+            )
 
         new_starts = moved(starts, starts, 0)
         new_ends = moved(ends - 1, ends, 1)
