@@ -29,9 +29,11 @@ Run: python benchmarks/bench_rebuild.py [--builds 12] [--only mistral]
 """
 
 import argparse
+import atexit
 import gc
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -87,6 +89,7 @@ def one_process(kind, path, count, batching=None):
 
     if kind.startswith("load"):
         folder = tempfile.mkdtemp()
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         saved, call = _saved_model(kind, path, folder)
 
     import tf_input
@@ -164,7 +167,7 @@ def _saved_model(kind, path, folder):
     return folder, lambda loaded: loaded.lookup(texts)
 
 
-def _measure(args, *one):
+def _measure(*one):
     """Runs `one_process(*one)` in a fresh process; its RSS figures."""
     out = subprocess.run(
         [sys.executable, __file__, "--one", *map(str, one)],
@@ -230,7 +233,7 @@ def main():
         with tempfile.TemporaryDirectory() as folder:
             for name, path in files(pathlib.Path(folder)).items():
                 if wanted(name):
-                    sizes = _measure(args, "build", path, args.builds)
+                    sizes = _measure("build", path, args.builds)
                     print(_row(name, sizes, args.settle), flush=True)
     if args.section in ("iterators", "all"):
         print(
@@ -247,9 +250,7 @@ def main():
                 ("iterator", "a new iterator"),
                 ("dataset", "a new make_dataset"),
             ):
-                sizes = _measure(
-                    args, kind, DATA / path, args.iterators, batching
-                )
+                sizes = _measure(kind, DATA / path, args.iterators, batching)
                 print(_row(f"{name}: {how}", sizes, args.settle), flush=True)
     if args.section in ("loads", "all"):
         print(
@@ -272,7 +273,7 @@ def main():
                 "`export_text_model`, Qwen 3 `tokenizer.json`",
             ),
         ):
-            sizes = _measure(args, kind, path, args.loads)
+            sizes = _measure(kind, path, args.loads)
             print(_row(name, sizes, args.settle), flush=True)
 
 
