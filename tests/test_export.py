@@ -10,6 +10,11 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.core.protobuf.fingerprint_pb2 import (
+    FingerprintDef as fingerprint_def,
+)
+from tensorflow.python.saved_model.pywrap_saved_model import fingerprinting
 
 from tests.shared_data import data_path
 from tests.shared_data import requires_shared_data
@@ -22,6 +27,7 @@ from tf_input.tokenizers import BytePairTokenizer
 from tf_input.tokenizers import SentencePieceTokenizer
 from tf_input.tokenizers import VocabularyTokenizer
 from tf_input.tokenizers import WordPieceTokenizer
+from tf_input.tokenizers import train_bpe
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CORPUS = ["the cat sat on the mat", "a dog ran", "the dog sat on a cat"]
@@ -527,8 +533,37 @@ RELOAD_SCRIPT = textwrap.dedent(
 
     if any(job["loader"] == "helper" for job in jobs):
         from tf_input.export import load_text_model
+
+
+    def session_outputs(path, texts):
+        # As TF Serving and the C API run a SavedModel: its signature in a
+        # session.
+        graph = tf.Graph()
+        with graph.as_default(), tf.compat.v1.Session(graph=graph) as session:
+            meta = tf.compat.v1.saved_model.loader.load(
+                session, ["serve"], path
+            )
+            signature = meta.signature_def["serving_default"]
+            fetches = {k: v.name for k, v in signature.outputs.items()}
+            feed = {signature.inputs["texts"].name: texts}
+            return session.run(fetches, feed)
+
+
     report = {"tensorflow_text_imported": [], "errors": {}}
     for job in jobs:
+        if job["loader"] == "session":
+            try:
+                outputs = session_outputs(job["path"], job["texts"])
+            except Exception as error:
+                message = f"{type(error).__name__}: {error}"
+                report["errors"][job["path"]] = message
+                continue
+            np.savez(
+                job["out"],
+                **{f"{kind}_{k}": v for k, v in outputs.items()
+                   for kind in ("serve", "sig")},
+            )
+            continue
         texts = tf.constant(job["texts"])
         try:
             if job["loader"] == "plain":
@@ -651,6 +686,62 @@ def test_reload_in_a_fresh_process_from_another_folder(tmp_path):
     )
 
 
+CONTROL_FLOW = ("If", "StatelessIf", "While", "StatelessWhile", "Case")
+
+
+def saved_control_flow(path):
+    """`{lowering attribute: count}` over the `If` / `While` nodes of the
+    SavedModel at `path` (None: the attribute is absent)."""
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((pathlib.Path(path) / "saved_model.pb").read_bytes())
+    counts = {}
+    for meta_graph in saved.meta_graphs:
+        graph = meta_graph.graph_def
+        for nodes in [
+            graph.node,
+            *(f.node_def for f in graph.library.function),
+        ]:
+            for node in nodes:
+                if node.op in CONTROL_FLOW:
+                    attr = node.attr.get("_lower_using_switch_merge")
+                    key = None if attr is None else attr.b
+                    counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_the_saved_control_flow_runs_unlowered_in_every_loader(tmp_path):
+    # A byte-level BPE: its graph has conds and loops. Called eagerly
+    # first, as a user does, so its graph is traced before the export.
+    lines = ["the cat sat on the mat", "a dog ran, the cats sat!"] * 20
+    tokenizer = train_bpe(lines, vocabulary_size=300, show_progress=False)
+    tokenizer(TEXTS)
+    path, want = export_and_move(tokenizer, tmp_path, "bpe", "longest")
+    # Every If / While keeps its functions (none is lowered to Switch /
+    # Merge), and the fingerprint is of the file as rewritten.
+    counts = saved_control_flow(path)
+    assert counts.get(False, 0) > 0 and set(counts) == {False}, counts
+    fingerprint = tf.saved_model.experimental.read_fingerprint(path)
+    assert (
+        fingerprint.saved_model_checksum
+        == fingerprint_def.FromString(
+            fingerprinting.CreateFingerprintDef(path)
+        ).saved_model_checksum
+    )
+    # The same answers as the in-process module (traced graphs, lowered)
+    # in a fresh process: `tf.saved_model.load` and a v1 session, as TF
+    # Serving and the C API run a SavedModel.
+    outs = {n: str(tmp_path / f"{n}.npz") for n in ("plain", "session")}
+    report = reload_in_fresh_process(
+        [
+            {"texts": TEXTS, "loader": n, "path": path, "out": outs[n]}
+            for n in outs
+        ]
+    )
+    assert report["errors"] == {}
+    for out in outs.values():
+        check_reloaded(out, want)
+
+
 @pytest.mark.slow
 @requires_shared_data
 def test_real_tokenizers_reload_in_a_fresh_process(tmp_path):
@@ -672,14 +763,21 @@ def test_real_tokenizers_reload_in_a_fresh_process(tmp_path):
         )
         assert requirements["non_core_ops"] == []
         assert requirements["needs_tensorflow_text"] is False
-    outs = {n: str(tmp_path / f"{n}.npz") for n in exported}
+    # Loaded by `tf.saved_model.load` and in a session (TF Serving).
+    loaders = ("plain", "session")
+    outs = {
+        (n, loader): str(tmp_path / f"{n}_{loader}.npz")
+        for n in exported
+        for loader in loaders
+    }
     plain = reload_in_fresh_process(
         [
-            {"texts": TEXTS, "loader": "plain", "path": path, "out": outs[n]}
-            for n, (path, _) in exported.items()
+            {"texts": TEXTS, "loader": loader, "path": path, "out": out}
+            for (n, loader), out in outs.items()
+            for path in [exported[n][0]]
         ]
     )
     assert plain["errors"] == {}
     assert plain["tensorflow_text_imported"] is False
-    for name, (_, want) in exported.items():
-        check_reloaded(outs[name], want)
+    for (name, _), out in outs.items():
+        check_reloaded(out, exported[name][1])

@@ -483,6 +483,17 @@ RELOAD = textwrap.dedent(
             loaded = tf.saved_model.load(job["path"])
         outs = [loaded.serve(tf.constant(b)).numpy() for b in job["batches"]]
         np.save(job["out"], np.concatenate(outs))
+        # As TF Serving and the C API run it: the signature in a session.
+        graph = tf.Graph()
+        with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+            meta = tf.compat.v1.saved_model.loader.load(
+                sess, ["serve"], job["path"]
+            )
+            signature = meta.signature_def["serving_default"]
+            texts = signature.inputs["texts"].name
+            outputs = signature.outputs["outputs"].name
+            outs = [sess.run(outputs, {texts: b}) for b in job["batches"]]
+        np.save(job["session_out"], np.concatenate(outs))
     print("done")
     """
 )
@@ -565,6 +576,7 @@ def test_text_to_model_to_server(tmp_path, gpt2):
                 "path": path,
                 "batches": batches,
                 "out": str(tmp_path / f"{name}.npy"),
+                "session_out": str(tmp_path / f"{name}_session.npy"),
                 "helper": name == "wordpiece",
             }
         )
@@ -580,8 +592,10 @@ def test_text_to_model_to_server(tmp_path, gpt2):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     # Joint 3: model.predict on the pipeline's batches == the reloaded
-    # SavedModel on the same texts, blanks included, in a fresh process.
+    # SavedModel on the same texts, blanks included, in a fresh process,
+    # loaded by `tf.saved_model.load` and in a session.
     for job, want in zip(jobs, wants):
-        got = np.load(job["out"])
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+        for out in (job["out"], job["session_out"]):
+            got = np.load(out)
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
