@@ -131,9 +131,9 @@ def families(max_length, selected):
 
         return build
 
-    def spm_family(path, specials=True):
+    def spm_family(path, specials=True, **options):
         def build():
-            tokenizer = ours.SentencePieceTokenizer(str(path))
+            tokenizer = ours.SentencePieceTokenizer(str(path), **options)
             start, end = tokenizer.start_ids, tokenizer.end_ids
             if not specials:
                 start, end = [], []
@@ -177,6 +177,10 @@ def families(max_length, selected):
         "Mistral v0.3 .model": spm_family(mistral_model),
         # The .model has no [CLS] / [SEP]: no special tokens either way.
         "ALBERT unigram .model": spm_family(albert_model, specials=False),
+        # The same on core ops only (no TF Text op in the SavedModel).
+        "ALBERT unigram .model, core ops": spm_family(
+            albert_model, specials=False, tf_text_unigram=False
+        ),
         "GPT-2 byte-level BPE": gpt2,
     }
     return {
