@@ -141,24 +141,32 @@ def remap(starts, ends, rows, new_texts, old_starts, old_ends):
         `(starts, ends)` in the input texts.
     """
     char_starts, char_ends, splits = valid_char_spans(new_texts)
-    # A last entry that no span reaches keeps every gather in range.
     keys = row_ids(splits) * _ROW + char_starts
-    kept_length = (char_ends - char_starts) == (old_ends - old_starts)
+    # A last entry that no span reaches keeps every gather in range.
     pad = tf.zeros([1], tf.int64)
-    old_starts = tf.concat([old_starts, pad], 0)
-    old_ends = tf.concat([old_ends, pad], 0)
-    char_starts = tf.concat([char_starts, pad], 0)
-    kept_length = tf.concat([kept_length, [False]], 0)
+    old_starts, old_ends, char_starts, char_ends = (
+        tf.concat([x, pad], 0)
+        for x in (old_starts, old_ends, char_starts, char_ends)
+    )
     last = tf.size(keys, out_type=tf.int64)
 
-    def moved(at, position, whole):
+    def moved(at, position, side):
         c = _char_at(keys, rows, at)
-        c = tf.where(c < 0, last, c)
-        exact = tf.gather(old_starts, c) + position - tf.gather(char_starts, c)
-        return tf.where(tf.gather(kept_length, c), exact, tf.gather(whole, c))
+        known = c >= 0
+        c = tf.where(known, c, last)
+        char_start = tf.gather(char_starts, c)
+        old_start = tf.gather(old_starts, c)
+        return to_source(
+            old_start,
+            tf.gather(old_ends, c) - old_start,
+            tf.gather(char_ends, c) - char_start,
+            position - char_start,
+            side,
+            known,
+        )
 
-    new_starts = moved(starts, starts, old_starts)
-    new_ends = moved(ends - 1, ends, old_ends)
+    new_starts = moved(starts, starts, 0)
+    new_ends = moved(ends - 1, ends, 1)
     empty = ends <= starts
     return new_starts, tf.where(empty, new_starts, new_ends)
 
