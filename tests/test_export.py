@@ -598,7 +598,7 @@ def reload_in_fresh_process(jobs):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def export_and_move(tokenizer, tmp_path, name, batching):
+def export_and_move(tokenizer, tmp_path, name, batching, specials=True):
     model = block_model(tokenizer.vocabulary_size())
     first = tmp_path / "first" / name
     module = export_text_model(
@@ -607,7 +607,7 @@ def export_and_move(tokenizer, tmp_path, name, batching):
         str(first),
         max_length=12,
         batching=batching,
-        add_special_tokens=True,
+        add_special_tokens=specials,
     )
     want = module.serve(tf.constant(TEXTS))
     want = {k: v.numpy() for k, v in want.items()}
@@ -739,6 +739,51 @@ def test_the_saved_control_flow_runs_unlowered_in_every_loader(tmp_path):
     )
     assert report["errors"] == {}
     for out in outs.values():
+        check_reloaded(out, want)
+
+
+@requires_shared_data
+def test_every_family_serves_in_plain_tensorflow_and_a_session(tmp_path):
+    # One export per tokenizer family, moved, then loaded in a process
+    # that imports only TensorFlow, by `tf.saved_model.load` and in a
+    # session (as TF Serving and the C API run a SavedModel).
+    from tests.tokenizers import unigram_json
+    from tf_input.tokenizers import load_tokenizer
+
+    unigram_file, _ = unigram_json.write(tmp_path, "albert", "albert")
+    families = {
+        "wordpiece": data_path("bert", "bert-base-uncased-vocab.txt"),
+        "byte-level BPE": data_path("llm", "qwen3", "tokenizer.json"),
+        "metaspace BPE": data_path("llm", "mistral_v1", "tokenizer.json"),
+        "sentencepiece BPE": data_path(
+            "sentencepiece", "mistral-7b-v0.3-tokenizer.model"
+        ),
+        "unigram tokenizer.json": unigram_file,
+    }
+    tokenizers = {n: load_tokenizer(str(p)) for n, p in families.items()}
+    tokenizers["sentencepiece unigram"] = SentencePieceTokenizer(
+        str(data_path("sentencepiece", "albert-base-v2-spiece.model")),
+        tf_text_unigram=False,
+    )
+    tokenizers["vocabulary"] = vocabulary_tokenizer()
+    exported, jobs = {}, []
+    for name, tokenizer in tokenizers.items():
+        assert tokenizer.uses_core_ops_only, name
+        key = name.replace(" ", "_").replace(".", "_")
+        # No special tokens: not every file has a start and an end.
+        path, want = export_and_move(
+            tokenizer, tmp_path, key, "longest", specials=False
+        )
+        for loader in ("plain", "session"):
+            out = str(tmp_path / f"{key}_{loader}.npz")
+            exported[out] = want
+            jobs.append(
+                {"texts": TEXTS, "loader": loader, "path": path, "out": out}
+            )
+    report = reload_in_fresh_process(jobs)
+    assert report["errors"] == {}
+    assert report["tensorflow_text_imported"] is False
+    for out, want in exported.items():
         check_reloaded(out, want)
 
 
