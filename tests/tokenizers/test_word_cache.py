@@ -151,6 +151,14 @@ def test_concurrent_calls_in_tf_data_and_a_saved_model(tmp_path):
         input_signature=[tf.TensorSpec([None], tf.string)],
     )
     tf.saved_model.save(module, str(tmp_path))
+    # The words kept so far are not saved: the SavedModel starts empty.
+    saved = [
+        name
+        for name, _ in tf.train.list_variables(
+            str(tmp_path / "variables" / "variables")
+        )
+    ]
+    assert saved == ["_CHECKPOINTABLE_OBJECT_GRAPH"], saved
     loaded = tf.saved_model.load(str(tmp_path))
     for _ in range(2):
         served = loaded.serve(tf.constant(lines)).numpy().tolist()

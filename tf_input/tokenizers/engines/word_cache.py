@@ -69,6 +69,15 @@ class _NamedMutableHashTable(tf.lookup.experimental.MutableHashTable):
         self._shared_name = self._given_name
         return super()._create_resource()
 
+    # Out of checkpoints and SavedModels: `MutableHashTable` saves its
+    # contents whatever `checkpoint` says (TensorFlow 2.21), so an export
+    # would carry the words its process happened to see.
+    def _serialize_to_tensors(self):
+        return {}
+
+    def _restore_from_tensors(self, restored_tensors):
+        return tf.no_op()
+
 
 class WordCache(tf.Module):
     """Each word's ids (and one float64) from `search`, kept across calls.
