@@ -609,6 +609,7 @@ def export_and_move(tokenizer, tmp_path, name, batching, specials=True):
         batching=batching,
         add_special_tokens=specials,
     )
+    assert module.model is model
     want = module.serve(tf.constant(TEXTS))
     want = {k: v.numpy() for k, v in want.items()}
     # The direct call of the Keras model agrees with the SavedModel.

@@ -114,6 +114,12 @@ class _TextModel(tf.Module):
             add_special_tokens=specials,
         )
 
+    @property
+    def model(self):
+        """The Keras model (this process only: a SavedModel holds its
+        variables and `serve`, not the Keras object)."""
+        return self._keras.model
+
     def features(self, texts):
         """`[N]` strings -> the dict of padded `[N, S]` features (and
         `offsets` with `return_offsets`)."""
