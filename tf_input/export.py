@@ -395,7 +395,7 @@ def _keep_control_flow_functional(path):
 
     The results are the same; a request runs fewer ops: the tokenizers'
     conds and loops are most of a small request's graph, and a served
-    batch of one text takes 10-20% less time (benchmarks/README.md).
+    batch of one text takes 4-24% less time (benchmarks/README.md).
     Every runtime runs functional control flow (TF Serving, the C API:
     it is how TensorFlow runs it under XLA and the single-threaded
     executor). Done on the saved file, so functions traced before the
