@@ -525,6 +525,71 @@ def test_shards_split_the_conversations(tiny):
         )
 
 
+def test_the_tf_data_service_gives_the_local_batches(tiny, tmp_path):
+    # The conversations are rendered here and go to the worker with the
+    # graph; the worker tokenizes, this process cuts the batches.
+    dispatcher = tf.data.experimental.service.DispatchServer()
+    address = dispatcher.target.split("://")[1]
+    worker = tf.data.experimental.service.WorkerServer(
+        tf.data.experimental.service.WorkerConfig(dispatcher_address=address)
+    )
+    conversations = chats() * 4
+    for batching, mode in [
+        ("longest", "parallel_epochs"),
+        ("bucket", "parallel_epochs"),
+        ("pack", "parallel_epochs"),
+        ("stream", "parallel_epochs"),
+        # One worker takes every row, in order.
+        ("longest", "distributed_epoch"),
+    ]:
+        kwargs = dict(
+            task="chat", batch_size=2, max_length=24, batching=batching
+        )
+        local = make_dataset(conversations, tiny, **kwargs)
+        remote = make_dataset(
+            conversations,
+            tiny,
+            data_service=dispatcher.target,
+            data_service_mode=mode,
+            **kwargs,
+        )
+        assert remote.element_spec == local.element_spec
+        # One worker: the same epoch, weights included.
+        pairs = list(zip(local, remote, strict=True))
+        assert len(pairs) > 2, batching
+        for want, got in pairs:
+            for name in want[0]:
+                np.testing.assert_array_equal(want[0][name], got[0][name])
+            np.testing.assert_array_equal(want[1], got[1])
+            np.testing.assert_array_equal(want[2], got[2])
+    # Files (unbounded, rendered before the first batch) and counting the
+    # workers' batches are refused, saying why.
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        "".join(json.dumps({"messages": c}) + "\n" for c in chats())
+    )
+    kwargs = dict(task="chat", batch_size=2, max_length=24)
+    with pytest.raises(ValueError, match="not files"):
+        make_dataset(str(path), tiny, data_service=dispatcher.target, **kwargs)
+    with pytest.raises(ValueError, match="count_batches=False"):
+        make_dataset(
+            chats(),
+            tiny,
+            data_service=dispatcher.target,
+            count_batches=True,
+            **kwargs,
+        )
+    with pytest.raises(ValueError, match="data_service_mode"):
+        make_dataset(
+            chats(),
+            tiny,
+            data_service=dispatcher.target,
+            data_service_mode="sometimes",
+            **kwargs,
+        )
+    del worker, dispatcher
+
+
 def test_chat_argument_errors(tiny):
     conversations = chats()
     with pytest.raises(ValueError, match="batching='sorted'"):

@@ -128,6 +128,20 @@ def _check_shuffle(shuffle):
     )
 
 
+def check_data_service(data_service, mode):
+    """`(data_service, data_service_mode)`, checked."""
+    if data_service is not None:
+        check_type(
+            "data_service",
+            data_service,
+            str,
+            "None or a dispatcher address such as 'grpc://localhost:5050'",
+        )
+    return data_service, check_one_of(
+        "data_service_mode", mode, DATA_SERVICE_MODES
+    )
+
+
 def check_shard(shard):
     if shard is None:
         return None
@@ -199,14 +213,9 @@ def check_arguments(**given) -> Settings:
     cache = check_type(
         "cache", given["cache"], (bool, str), "a bool or a file prefix (str)"
     )
-    data_service = given["data_service"]
-    if data_service is not None:
-        check_type(
-            "data_service",
-            data_service,
-            str,
-            "None or a dispatcher address such as 'grpc://localhost:5050'",
-        )
+    data_service, data_service_mode = check_data_service(
+        given["data_service"], given["data_service_mode"]
+    )
     settings = Settings(
         task=task,
         batching=batching,
@@ -237,9 +246,7 @@ def check_arguments(**given) -> Settings:
         sample_size=check_positive_int("sample_size", given["sample_size"]),
         chunk_size=chunk_size,
         data_service=data_service,
-        data_service_mode=check_one_of(
-            "data_service_mode", given["data_service_mode"], DATA_SERVICE_MODES
-        ),
+        data_service_mode=data_service_mode,
         shard=check_shard(given["shard"]),
         count_batches=check_bool(
             "count_batches", given["count_batches"], allow_none=True

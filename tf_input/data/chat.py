@@ -46,6 +46,7 @@ from tf_input.data import packing
 from tf_input.data import records
 from tf_input.data import targets
 from tf_input.data.arguments import check_bucket_boundaries
+from tf_input.data.arguments import check_data_service
 from tf_input.data.arguments import check_shard
 from tf_input.data.batching import _fill_rows
 from tf_input.data.info import PipelineInfo
@@ -90,10 +91,33 @@ def chat_dataset(
     sample_size=10_000,
     shard=None,
     count_batches=None,
+    data_service=None,
+    data_service_mode="parallel_epochs",
 ):
     """The `make_dataset(task="chat")` dataset (see there)."""
     shard = check_shard(shard)
     count_batches = check_bool("count_batches", count_batches, allow_none=True)
+    data_service, data_service_mode = check_data_service(
+        data_service, data_service_mode
+    )
+    if data_service is not None:
+        if _is_files(source):
+            raise ValueError(
+                'task="chat" with `data_service` renders the conversations '
+                "in this process, all before the first batch, and sends "
+                "them to the workers with the pipeline: it takes a list of "
+                "conversations, not files (their size is not bounded). "
+                f"Received: source={source!r}. Read the records into a "
+                "list, or leave out `data_service`."
+            )
+        if count_batches:
+            raise ValueError(
+                "`count_batches=True` counts the batches of this process's "
+                "pipeline, but with `data_service` the workers produce "
+                "them. Received: count_batches=True with "
+                f"data_service={data_service!r}. Pass count_batches=False."
+            )
+        count_batches = False
     batch_size = check_positive_int("batch_size", batch_size)
     max_length = check_positive_int("max_length", max_length)
     if batching not in CHAT_BATCHINGS:
@@ -156,14 +180,18 @@ def chat_dataset(
             break
         rows_of(where, conversation)
 
-    def generate():
-        rows = []
+    def all_rows():
         for number, (where, conversation) in enumerate(conversations()):
             # A worker's share: every `count`-th conversation, unrendered
             # before it is skipped.
             if shard is not None and number % shard[0] != shard[1]:
                 continue
-            rows.extend(rows_of(where, conversation))
+            yield from rows_of(where, conversation)
+
+    def generate():
+        rows = []
+        for row in all_rows():
+            rows.append(row)
             if len(rows) >= _HANDED:
                 yield _columns(rows)
                 rows = []
@@ -172,13 +200,28 @@ def chat_dataset(
 
     vector = tf.TensorSpec([None], tf.int64)
     signature = (tf.TensorSpec([None], tf.string), vector, vector, vector)
-    # Rows cross from Python a few dozen at a time (a generator's element
-    # costs ~0.2 ms), then one by one.
-    texts = (
-        tf.data.Dataset.from_generator(generate, output_signature=signature)
-        .map(plain(_spans))
-        .unbatch()
-    )
+    if data_service is None:
+        # Rows cross from Python a few dozen at a time (a generator's
+        # element costs ~0.2 ms), then one by one.
+        texts = (
+            tf.data.Dataset.from_generator(generate, output_signature=signature)
+            .map(plain(_spans))
+            .unbatch()
+        )
+    else:
+        # A service worker runs the dataset's graph, not this process's
+        # Python: every row is rendered here, now, and the rows go with
+        # the graph (a list of conversations: its size is the caller's),
+        # one slice each ("distributed_epoch" splits them).
+        columns = _columns(list(all_rows()))
+        texts = tf.data.Dataset.from_tensor_slices(
+            _spans(
+                *(
+                    tf.constant(column, spec.dtype)
+                    for column, spec in zip(columns, signature)
+                )
+            )
+        )
 
     def tokenize(texts):
         return texts.ragged_batch(chunk_size).map(
@@ -211,6 +254,14 @@ def chat_dataset(
         texts = texts.shuffle(shuffle, seed=seed)
     chunks = tokenize(texts)
     counts = chunks.map(lambda rows: rows["counts"])
+    if data_service is not None:
+        # The workers tokenize; the batches are cut here, where the end
+        # of the epoch is seen whole (as in `pipeline._chunks`).
+        chunks = chunks.apply(
+            tf.data.experimental.service.distribute(
+                processing_mode=data_service_mode, service=data_service
+            )
+        )
     if batching == "stream":
         dataset = _stream(chunks, batch_size, max_length, drop_remainder)
     elif batching == "bucket":

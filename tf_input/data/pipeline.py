@@ -325,7 +325,9 @@ def make_dataset(
         data_service: str or None. Address of a tf.data service dispatcher
             (e.g. `"grpc://host:5050"`): its workers then read, tokenize
             (and pack) the chunks, in `data_service_mode`, and this process
-            cuts them into batches. Defaults to `None`.
+            cuts them into batches. With `task="chat"`, a list of
+            conversations only: they are rendered here first, and the rows
+            go to the workers with the graph. Defaults to `None`.
         data_service_mode: str. `"parallel_epochs"`: every worker gives a
             whole epoch (each example once per worker); or
             `"distributed_epoch"`: the workers share one epoch, each
@@ -446,6 +448,8 @@ def make_dataset(
             sample_size=sample_size,
             shard=shard,
             count_batches=count_batches,
+            data_service=data_service,
+            data_service_mode=data_service_mode,
         )
     for name, value in (
         ("unroll_turns", unroll_turns),
@@ -583,6 +587,8 @@ _CHAT_ARGUMENTS = {
     "sample_size",
     "shard",
     "count_batches",
+    "data_service",
+    "data_service_mode",
 }
 _DEFAULTS = {
     "target_tokenizer": None,
