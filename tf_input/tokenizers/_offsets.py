@@ -262,6 +262,49 @@ def character_starts(texts):
     return tf.concat([lead, [total]], 0), starts, lengths
 
 
+class WideCharacters:
+    """Bytes and characters of `[R]` valid UTF-8 texts, read per item.
+
+    In a text of one byte per character (most text) a character's index
+    is its byte's; only the other texts ("wide": some character of two
+    bytes or more) have their characters listed, so that the cost goes
+    with their bytes, not with the whole batch's.
+    """
+
+    def __init__(self, texts):
+        lengths = tf.cast(tf.strings.length(texts), tf.int64)
+        counts = tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+        self.wide = lengths != counts
+        wide = tf.gather(texts, tf.where(self.wide)[:, 0])
+        # Each wide text's rank among them.
+        self.rank = tf.cumsum(tf.cast(self.wide, tf.int64)) - 1
+        self.at, self.first_byte, _ = character_starts(wide)
+        self.first_char = tf.cumsum(
+            tf.boolean_mask(counts, self.wide), exclusive=True
+        )
+
+    def _picked(self, rows):
+        """The items in wide texts: their indices `[P, 1]` and ranks."""
+        picked = tf.where(tf.gather(self.wide, rows))
+        return picked, tf.gather(self.rank, tf.gather(rows, picked[:, 0]))
+
+    def at_char(self, rows, index):
+        """For characters `index` of texts `rows` (int64 `[K]`, each a
+        character of its text, or 0): its first byte and its length in
+        bytes."""
+        picked, rank = self._picked(rows)
+        c = tf.gather(self.first_char, rank) + tf.gather_nd(index, picked)
+        start = tf.gather(self.at, c)
+        return (
+            tf.tensor_scatter_nd_update(
+                index, picked, start - tf.gather(self.first_byte, rank)
+            ),
+            tf.tensor_scatter_nd_update(
+                tf.ones_like(index), picked, tf.gather(self.at, c + 1) - start
+            ),
+        )
+
+
 def before_repair(raw, texts, starts, ends, rows):
     """Byte spans in `texts`, the UTF-8 repair of `raw` (`to_valid_utf8`),
     -> byte spans in the raw bytes: each U+FFFD of the repair stands for

@@ -223,37 +223,22 @@ class UnigramTokenizer(JsonFileTokenizer):
         added token: 0, 0)."""
         token_id = self._placeholder_ids.lookup(words)
         plain = tf.where(token_id < 0)[:, 0]
+        # Most batches hold no added token: every word is searched and
+        # its tokens are the answer as they are (nothing to stitch).
+        searched_all = tf.equal(tf.size(plain), tf.size(words))
+        searched = tf.cond(
+            searched_all, lambda: words, lambda: tf.gather(words, plain)
+        )
         if spans:
-            values, word_splits, *bounds = self._unigram.with_spans(
-                tf.gather(words, plain)
-            )
+            values, word_splits, *bounds = self._unigram.with_spans(searched)
         else:
-            values, word_splits = self._unigram(tf.gather(words, plain))
+            values, word_splits = self._unigram(searched)
             bounds = []
-        lengths = word_splits[1:] - word_splits[:-1]
-        counts = tf.tensor_scatter_nd_update(
-            tf.ones_like(token_id, tf.int64), plain[:, None], lengths
+        return tf.cond(
+            searched_all,
+            lambda: (values, word_splits, *bounds),
+            lambda: _stitch(token_id, plain, values, word_splits, bounds),
         )
-        starts = tf.cumsum(counts, exclusive=True)
-        total = tf.reduce_sum(counts)
-        out = tf.scatter_nd(
-            tf.gather(starts, tf.where(token_id >= 0)[:, 0])[:, None],
-            tf.boolean_mask(token_id, token_id >= 0),
-            [total],
-        )
-        # Each token's place: its word's start in `out`, plus its place
-        # in the word.
-        flat_positions = tf.gather(
-            tf.gather(starts, plain) - word_splits[:-1], row_ids(word_splits)
-        ) + tf.range(tf.size(values, out_type=tf.int64))
-        out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
-        splits = tf.concat([[0], tf.cumsum(counts)], 0)
-        if not spans:
-            return out, splits
-        bounds = [
-            tf.scatter_nd(flat_positions[:, None], b, [total]) for b in bounds
-        ]
-        return out, splits, *bounds
 
     # --- Offsets ---------------------------------------------------------
     def _tokenize_with_offsets_batch(self, texts):
@@ -334,79 +319,43 @@ class UnigramTokenizer(JsonFileTokenizer):
         word_segment = tf.gather(piece_segment, word_piece)
         words_of_segments = _splits(word_segment, count)
         values, splits, starts, ends = self._ids(words, spans=True)
-        # Each token's span in its word -> in its segment, through the
-        # characters holding its first and last bytes: their places in
-        # the normalized segment, their sources, those sources' bytes in
-        # the segment (`_offsets.remap`'s rule, worked out per span).
+        # Each token's span in its word (whole characters) -> in its
+        # segment, through its first and last characters: their places
+        # in the normalized segment, their sources, those sources' bytes
+        # in the segment (`_offsets.remap`'s rule; a token holds whole
+        # characters, so it takes its sources whole).
         token_word = row_ids(splits)
-        word_at, word_rows, word_bytes = _offsets.character_starts(words)
-        plain_at, plain_rows, _ = _offsets.character_starts(plain)
-        # One more end keeps the reads in range when no segment has a
-        # character (a batch of added tokens and empty lines).
-        plain_at = tf.concat([plain_at, plain_at[-1:]], 0)
-        word_chars = tf.cumsum(_char_lengths(words), exclusive=True)
-        plain_chars = tf.cumsum(_char_lengths(plain), exclusive=True)
+        plain_characters = _offsets.WideCharacters(plain)
         flat = tf.concat([sources.flat_values, [-1]], 0)
         none = tf.size(flat, out_type=tf.int64) - 1  # reads as -1
-        word_first = tf.gather(word_rows, token_word)
-        last_byte = tf.gather(word_bytes, token_word) - 1
         piece = tf.gather(word_piece, token_word)
         token_segment = tf.gather(word_segment, token_word)
-        # A character's place in the segment is its index among the
-        # words' characters plus `in_piece`, less the "▁" put in front,
+        # A character's place in the segment is its place in its word,
+        # plus the word's start in its piece, less the "▁" put in front,
         # plus the piece's start.
-        in_piece = tf.gather(word_start, token_word) - tf.gather(
-            word_chars, token_word
-        )
-        piece_first = tf.gather(piece_start, piece)
-        before = None if prepended is None else tf.gather(prepended, piece)
+        shift = tf.gather(word_start, token_word)
+        if prepended is not None:
+            shift -= tf.gather(prepended, piece)
         sources_first = tf.where(
             tf.gather(is_token, token_segment),
             none,
-            tf.gather(sources.row_splits, token_segment),
+            tf.gather(sources.row_splits, token_segment)
+            + tf.gather(piece_start, piece),
         )
-        plain_first = tf.gather(plain_chars, token_segment)
-        segment_first = tf.gather(plain_rows, token_segment)
 
-        def moved(byte, position, side):
-            """Where byte `position` of a word goes in its segment; the
-            character holding byte `byte` decides; `side` 0 for a start,
-            1 for an end."""
-            inside = tf.clip_by_value(byte, 0, last_byte)
-            c = (
-                tf.searchsorted(
-                    word_at,
-                    word_first + inside,
-                    side="right",
-                    out_type=tf.int64,
-                )
-                - 1
-            )
-            char_start = tf.gather(word_at, c)
-            char_bytes = tf.gather(word_at, c + 1) - char_start
-            at = c + in_piece
-            if before is not None:
-                at = tf.maximum(at - before, 0)
+        def moved(character, side):
+            """Where the start (`side` 0) or end (1) of character
+            `character` of a word goes in its segment's bytes."""
+            at = tf.maximum(character + shift, 0)
             # An added token's reads land on the last entry, -1.
-            source = tf.gather(
-                flat, tf.minimum(sources_first + at + piece_first, none)
-            )
+            source = tf.gather(flat, tf.minimum(sources_first + at, none))
             known = source >= 0
-            old = tf.where(known, source + plain_first, 0)
-            old_start = tf.gather(plain_at, old)
-            old_bytes = tf.gather(plain_at, old + 1) - old_start
-            old_start -= segment_first
-            in_char = position - (char_start - word_first)
-            return _offsets.to_source(
-                old_start, old_bytes, char_bytes, in_char, side, known
+            old_start, old_bytes = plain_characters.at_char(
+                token_segment, tf.where(known, source, 0)
             )
+            return tf.where(known, old_start + side * old_bytes, 0)
 
-        new_starts = moved(starts, starts, 0)
-        new_ends = moved(ends - 1, ends, 1)
-        starts, ends = (
-            new_starts,
-            tf.where(ends <= starts, new_starts, new_ends),
-        )
+        starts, ends = moved(starts, 0), moved(ends - 1, 1)
         starts, ends = _offsets.in_lines(
             starts, ends, is_token, segment_starts, segment_ends, token_segment
         )
@@ -427,6 +376,34 @@ class UnigramTokenizer(JsonFileTokenizer):
 
     def _detokenize_graph(self, ids):
         return self._decoder(ids)
+
+
+def _stitch(token_id, plain, values, word_splits, bounds):
+    """The tokens of every word: those of the searched words (`plain`;
+    their `values` and `bounds` in rows of `word_splits`) with the added
+    tokens' ids (`token_id` >= 0; bounds 0, 0) put back between them."""
+    lengths = word_splits[1:] - word_splits[:-1]
+    counts = tf.tensor_scatter_nd_update(
+        tf.ones_like(token_id, tf.int64), plain[:, None], lengths
+    )
+    starts = tf.cumsum(counts, exclusive=True)
+    total = tf.reduce_sum(counts)
+    out = tf.scatter_nd(
+        tf.gather(starts, tf.where(token_id >= 0)[:, 0])[:, None],
+        tf.boolean_mask(token_id, token_id >= 0),
+        [total],
+    )
+    # Each token's place: its word's start in `out`, plus its place in
+    # the word.
+    flat_positions = tf.gather(
+        tf.gather(starts, plain) - word_splits[:-1], row_ids(word_splits)
+    ) + tf.range(tf.size(values, out_type=tf.int64))
+    out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
+    splits = tf.concat([[0], tf.cumsum(counts)], 0)
+    bounds = [
+        tf.scatter_nd(flat_positions[:, None], b, [total]) for b in bounds
+    ]
+    return out, splits, *bounds
 
 
 def _char_lengths(texts):

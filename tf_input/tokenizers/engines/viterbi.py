@@ -63,7 +63,9 @@ class Viterbi(tf.Module):
         content = (pieces, scores, flags)
         self._cache = WordCache(content_name("viterbi_words", *content))
         # The ids with each token's span in its word, for the offsets.
-        self._spans_cache = WordCache(content_name("viterbi_spans", *content))
+        self._spans_cache = WordCache(
+            content_name("viterbi_character_spans", *content)
+        )
         with tf.init_scope():
             self._ids = lookup_table(
                 [p.encode() for p in index],
@@ -101,8 +103,9 @@ class Viterbi(tf.Module):
         return ids.values, ids.row_splits
 
     def with_spans(self, words):
-        """`__call__` and each token's byte span in its word: `[W]` words
-        -> int32 ids, `[W + 1]` splits, int64 starts and ends.
+        """`__call__` and each token's span in its word, in characters
+        (a token is always whole characters): `[W]` words -> int32 ids,
+        `[W + 1]` splits, int64 starts and ends.
 
         As HF's `Unigram::tokenize`: a token spans its piece; a fused run
         of unknown characters is one unknown token spanning the run, and
@@ -307,9 +310,9 @@ class Viterbi(tf.Module):
 
 
 def _char_spans(flat, word, splits, end_index, length, fused_away):
-    """Per character, the byte span in its word of the token holding it:
-    a piece of the best path, or a whole fused run of unknowns (the path
-    ends `fused_away` join the one before them)."""
+    """Per character, the span in its word (in characters) of the token
+    holding it: a piece of the best path, or a whole fused run of
+    unknowns (the path ends `fused_away` join the one before them)."""
     count = tf.size(flat, out_type=tf.int64)
     first = end_index - tf.gather(length, end_index) + 1
     kept = ~fused_away
@@ -324,14 +327,12 @@ def _char_spans(flat, word, splits, end_index, length, fused_away):
         - 1
     )
     groups = tf.reduce_sum(tf.cast(kept, tf.int64))
-    size = utf8_lengths(flat)
-    at = tf.cumsum(size, exclusive=True)
-    local = at - tf.gather(at, tf.gather(splits, word))
     position = tf.range(count)
+    local = position - tf.gather(splits, word)
     lo = tf.math.unsorted_segment_min(position, group, groups)
     hi = tf.math.unsorted_segment_max(position, group, groups)
     starts = tf.gather(local, lo)
-    stops = tf.gather(local + size, hi)
+    stops = tf.gather(local + 1, hi)
     return tf.gather(starts, group), tf.gather(stops, group)
 
 
