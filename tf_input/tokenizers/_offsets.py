@@ -59,16 +59,56 @@ def sources_where(changing, texts, with_sources, kept=None):
     """
     where = tf.where(changing)
     done, moved = with_sources(tf.gather_nd(texts, where))
-    if kept is None:
-        kept = tf.ragged.range(
-            tf.cast(tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64)
+    texts = tf.tensor_scatter_nd_update(texts, where, done)
+    return texts, Sources(changing, moved).ragged(texts, kept)
+
+
+class Sources:
+    """A rewrite's alignments, for a batch of which only the texts
+    `moving` were rewritten with their alignments (`moved`, int64 ragged
+    `[P, None]`, a row per moving text, in order): each character of
+    another text is the character `shift` (int64 `[M]`, default 0) places
+    after it in the text before.
+
+    `read` looks sources up where they are needed, without listing one
+    per character of the batch (`ragged`).
+    """
+
+    def __init__(self, moving, moved, shift=None):
+        self.moving, self.moved = moving, moved
+        self.shift = tf.zeros(tf.shape(moving), tf.int64)
+        if shift is not None:
+            self.shift = shift
+        self.rank = tf.cumsum(tf.cast(moving, tf.int64)) - 1
+
+    def read(self, rows, index):
+        """The source of character `index` of rows `rows` (int64 `[K]`,
+        each a character of its rewritten text): its index in the text
+        before, or -1 for none."""
+        moving = tf.gather(self.moving, rows)
+        flat = tf.concat([self.moved.flat_values, [-1]], 0)
+        last = tf.size(flat, out_type=tf.int64) - 1
+        rank = tf.maximum(tf.gather(self.rank, rows), 0)
+        at = tf.gather(self.moved.row_splits, rank) + index
+        return tf.where(
+            moving,
+            tf.gather(flat, tf.where(moving, tf.minimum(at, last), last)),
+            tf.gather(self.shift, rows) + index,
         )
-    # Row i: row i of `kept`, or its own row among `moved`.
-    count = tf.size(texts, out_type=tf.int64)
-    rank = tf.cumsum(tf.cast(changing, tf.int64)) - 1
-    rows = tf.where(changing, count + rank, tf.range(count))
-    sources = tf.gather(tf.concat([kept, moved], axis=0), rows)
-    return tf.tensor_scatter_nd_update(texts, where, done), sources
+
+    def ragged(self, texts, kept=None):
+        """Every character's source: int64 ragged `[M, None]` for the
+        rewritten `texts`; `kept` replaces the rows of the texts not
+        moving (default: from `shift`)."""
+        if kept is None:
+            lengths = tf.strings.length(texts, unit="UTF8_CHAR")
+            kept = tf.ragged.range(
+                self.shift, self.shift + tf.cast(lengths, tf.int64)
+            )
+        # Row i: row i of `kept`, or its own row among `moved`.
+        count = tf.size(self.moving, out_type=tf.int64)
+        rows = tf.where(self.moving, count + self.rank, tf.range(count))
+        return tf.gather(tf.concat([kept, self.moved], axis=0), rows)
 
 
 def _char_at(char_keys, rows, positions):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from tf_input._ragged import marks
 from tf_input._ragged import row_ids
 from tf_input.tokenizers import _offsets
 from tf_input.tokenizers import _unicode
@@ -269,9 +270,7 @@ class UnigramTokenizer(JsonFileTokenizer):
         plain = tf.where(is_token, "", segments)
         rewritten, sources = plain, None
         if self._normalizer:
-            rewritten, sources = self._normalizer.with_sources(plain)
-        if sources is None:
-            sources = tf.ragged.range(_char_lengths(rewritten))
+            rewritten, sources = self._normalizer.with_source_reader(plain)
         text = tf.where(is_token, segments, rewritten)
         count = tf.size(segments, out_type=tf.int64)
         # Pieces: the WhitespaceSplit's, or the segments. Their start (in
@@ -301,9 +300,9 @@ class UnigramTokenizer(JsonFileTokenizer):
         spaced, prepended, split = pieces, None, True
         if self._metaspace is not None:
             split = self._metaspace.split
-            spaced = self._metaspace.apply(pieces, piece_is_token, piece_lines)
-            # 1 where a "▁" went in front.
-            prepended = _char_lengths(spaced) - _char_lengths(pieces)
+            spaced, prepended = self._metaspace.apply_with_prefixes(
+                pieces, piece_is_token, piece_lines
+            )
         marked = spaced
         if split:
             marked = tf.where(
@@ -326,30 +325,25 @@ class UnigramTokenizer(JsonFileTokenizer):
         # characters, so it takes its sources whole).
         token_word = row_ids(splits)
         plain_characters = _offsets.WideCharacters(plain)
-        flat = tf.concat([sources.flat_values, [-1]], 0)
-        none = tf.size(flat, out_type=tf.int64) - 1  # reads as -1
         piece = tf.gather(word_piece, token_word)
         token_segment = tf.gather(word_segment, token_word)
+        in_text = ~tf.gather(is_token, token_segment)
         # A character's place in the segment is its place in its word,
         # plus the word's start in its piece, less the "▁" put in front,
         # plus the piece's start.
         shift = tf.gather(word_start, token_word)
         if prepended is not None:
-            shift -= tf.gather(prepended, piece)
-        sources_first = tf.where(
-            tf.gather(is_token, token_segment),
-            none,
-            tf.gather(sources.row_splits, token_segment)
-            + tf.gather(piece_start, piece),
-        )
+            shift -= tf.cast(tf.gather(prepended, piece), tf.int64)
+        piece_first = tf.gather(piece_start, piece)
 
         def moved(character, side):
             """Where the start (`side` 0) or end (1) of character
             `character` of a word goes in its segment's bytes."""
-            at = tf.maximum(character + shift, 0)
-            # An added token's reads land on the last entry, -1.
-            source = tf.gather(flat, tf.minimum(sources_first + at, none))
-            known = source >= 0
+            at = tf.maximum(character + shift, 0) + piece_first
+            source = at
+            if sources is not None:
+                source = sources.read(token_segment, at)
+            known = in_text & (source >= 0)
             old_start, old_bytes = plain_characters.at_char(
                 token_segment, tf.where(known, source, 0)
             )
@@ -382,27 +376,33 @@ def _stitch(token_id, plain, values, word_splits, bounds):
     """The tokens of every word: those of the searched words (`plain`;
     their `values` and `bounds` in rows of `word_splits`) with the added
     tokens' ids (`token_id` >= 0; bounds 0, 0) put back between them."""
-    lengths = word_splits[1:] - word_splits[:-1]
-    counts = tf.tensor_scatter_nd_update(
-        tf.ones_like(token_id, tf.int64), plain[:, None], lengths
+    is_added = token_id >= 0
+    # A word's token count: its search's, or 1 for an added token.
+    searched = tf.cumsum(tf.cast(~is_added, tf.int64), exclusive=True)
+    lengths = tf.concat([word_splits[1:] - word_splits[:-1], [1]], 0)
+    counts = tf.where(
+        is_added, tf.ones_like(searched), tf.gather(lengths, searched)
     )
-    starts = tf.cumsum(counts, exclusive=True)
-    total = tf.reduce_sum(counts)
-    out = tf.scatter_nd(
-        tf.gather(starts, tf.where(token_id >= 0)[:, 0])[:, None],
-        tf.boolean_mask(token_id, token_id >= 0),
-        [total],
-    )
-    # Each token's place: its word's start in `out`, plus its place in
-    # the word.
-    flat_positions = tf.gather(
-        tf.gather(starts, plain) - word_splits[:-1], row_ids(word_splits)
-    ) + tf.range(tf.size(values, out_type=tf.int64))
-    out = tf.tensor_scatter_nd_update(out, flat_positions[:, None], values)
     splits = tf.concat([[0], tf.cumsum(counts)], 0)
-    bounds = [
-        tf.scatter_nd(flat_positions[:, None], b, [total]) for b in bounds
-    ]
+    added_ids = tf.boolean_mask(token_id, is_added)
+    # Which tokens are added ones; each other token is the next searched
+    # one, in order.
+    total = splits[-1]
+    at_added = marks(tf.gather(splits, tf.where(is_added)[:, 0]), total) > 0
+    before = tf.cumsum(tf.cast(~at_added, tf.int64), exclusive=True)
+    added_before = tf.range(total) - before
+
+    def pick(searched_values, added_values):
+        searched_values = tf.concat([searched_values, [0]], 0)
+        added_values = tf.concat([added_values, [0]], 0)
+        return tf.where(
+            at_added,
+            tf.gather(added_values, added_before),
+            tf.gather(searched_values, before),
+        )
+
+    out = pick(values, added_ids)
+    bounds = [pick(b, tf.zeros_like(added_ids, b.dtype)) for b in bounds]
     return out, splits, *bounds
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from tf_input.tokenizers._offsets import sources_where
+from tf_input.tokenizers._offsets import Sources
 from tf_input.tokenizers._unicode import WHITE_SPACE
 from tf_input.tokenizers._unicode import CodePoints
 from tf_input.tokenizers.base import Untracked
@@ -163,7 +163,13 @@ class Normalizer(tf.Module):
     def with_sources(self, texts):
         """`[M]` texts -> (normalized `[M]` texts, int64 ragged `[M, None]`
         sources): for each normalized character, the index of the input
-        character it is aligned with (HF's alignments), -1 for none.
+        character it is aligned with (HF's alignments), -1 for none."""
+        texts, sources = self.with_source_reader(texts)
+        return texts, sources.ragged(texts)
+
+    def with_source_reader(self, texts):
+        """`with_sources`, the sources as an `_offsets.Sources` that reads
+        them where they are needed.
 
         The alignments are worked out for the texts in which some step
         may move a character; in the others each character stays where
@@ -174,7 +180,8 @@ class Normalizer(tf.Module):
         # A step without `moves` moves every text (`Prepend`): no text
         # would be left out.
         if any(getattr(op, "moves", None) is None for op in ops):
-            return self._with_sources(texts)
+            texts, sources = self._with_sources(texts)
+            return texts, Sources(tf.ones(tf.shape(texts), tf.bool), sources)
         moving = tf.zeros(tf.shape(texts), tf.bool)
         shift = tf.zeros(tf.shape(texts), tf.int64)  # stripped at the start
         out = texts  # right for the texts no step has moved so far
@@ -186,9 +193,12 @@ class Normalizer(tf.Module):
             # need not run here: the moving texts are rewritten below.
             if not getattr(op, "keeps_unmoved_texts", False):
                 out = op(out)
-        kept = tf.ragged.range(shift, shift + _char_lengths(out))
-        done, sources = sources_where(moving, texts, self._with_sources, kept)
-        return tf.where(moving, done, out), sources
+        where = tf.where(moving)
+        done, moved = self._with_sources(tf.gather_nd(texts, where))
+        return (
+            tf.tensor_scatter_nd_update(out, where, done),
+            Sources(moving, moved, shift),
+        )
 
     def _with_sources(self, texts):
         sources = None

@@ -63,7 +63,12 @@ class Metaspace:
         """Spaces become "▁", and the scheme's "▁" goes in front, on the
         text segments (`is_token` False) of `[M]` `segments`, whose lines
         start at `per_line[:-1]`. Cutting at "▁" is the caller's."""
+        return self.apply_with_prefixes(segments, is_token, per_line)[0]
+
+    def apply_with_prefixes(self, segments, is_token, per_line):
+        """`apply`, and bool `[M]`: where a "▁" went in front."""
         spaced = tf.strings.regex_replace(segments, " ", SPACE)
+        prepend = tf.zeros(tf.shape(segments), tf.bool)
         if self.prepend_scheme != "never":
             prepend = (
                 ~is_token
@@ -75,4 +80,4 @@ class Metaspace:
                 first = marks(per_line[:-1], count + 1)[:-1] > 0
                 prepend = prepend & first
             spaced = tf.where(prepend, SPACE + spaced, spaced)
-        return tf.where(is_token, segments, spaced)
+        return tf.where(is_token, segments, spaced), prepend
