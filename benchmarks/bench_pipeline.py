@@ -53,7 +53,9 @@ state, against the same pipeline without it, and against the floor:
   same conversations rendered once with `apply_chat_template(...,
   tokenize=False)`: the same token rows, without the rendering in Python,
   the offsets and the assistant flags. Its floor is the tokenizer alone on
-  the rendered texts, cut into batches of 32. Also against `transformers`
+  the rendered texts, cut into batches of 32; a second floor is the same
+  with each token's byte span (`offsets_in_batches`), which the task
+  needs to find the assistant's tokens. Also against `transformers`
   (`transformers_chat`): `apply_chat_template(..., tokenize=True,
   return_assistant_tokens_mask=True)` on each 32 conversations, padded,
   labels and weights in numpy, as TRL's `assistant_only_loss` makes them;
@@ -145,6 +147,27 @@ def tokenizer_in_batches(lines, tokenizer, max_length):
             ),
             num_parallel_calls=AUTOTUNE,
         )
+        .rebatch(BATCH_SIZE)
+        .prefetch(AUTOTUNE)
+    )
+
+
+def offsets_in_batches(lines, tokenizer, max_length):
+    """`tokenizer_in_batches` with each token's byte span as well
+    (`tokenize_with_offsets(..., unit="byte")`, ids, starts and ends
+    padded and cut alike): the floor of a task that needs the spans, as
+    `task="chat"` does to find the assistant's tokens."""
+
+    def pad(texts):
+        ids, starts, ends = tokenizer.tokenize_with_offsets(texts, unit="byte")
+        return tuple(
+            x.to_tensor(shape=[None, max_length]) for x in (ids, starts, ends)
+        )
+
+    return (
+        tf.data.Dataset.from_tensor_slices(lines)
+        .batch(1024)
+        .map(pad, num_parallel_calls=AUTOTUNE)
         .rebatch(BATCH_SIZE)
         .prefetch(AUTOTUNE)
     )
@@ -516,9 +539,15 @@ def task_section(tokenizer, repeats, section):
         chat_tokenizer.apply_chat_template(c, tokenize=False)
         for c in conversations
     ]
+    offsets_floor = (
+        f"tokenizer alone, with byte offsets, in batches of {BATCH_SIZE}"
+    )
     pipelines = {
         "tokenizer alone": tokenizer_alone(rendered, chat_tokenizer),
         floor: tokenizer_in_batches(rendered, chat_tokenizer, CHAT_MAX_LENGTH),
+        offsets_floor: offsets_in_batches(
+            rendered, chat_tokenizer, CHAT_MAX_LENGTH
+        ),
     }
     bases = {}
     for batching in ("longest", "bucket", "pack"):
@@ -552,6 +581,12 @@ def task_section(tokenizer, repeats, section):
     )
     for row in print_task_table(pipelines, counts, times, bases, floor):
         results.append(dict(corpus="tinyshakespeare conversations", **row))
+    for batching in ("longest", "bucket", "pack"):
+        ratio = round_ratio(times[1], counts, f"chat {batching}", offsets_floor)
+        print(f"chat {batching} × {offsets_floor}, steady: {ratio:.2f}")
+        results.append(
+            dict(comparison=f"chat {batching} × offsets floor", ratio=ratio)
+        )
     for timing, label in ((times[1], "steady"), (times[0], "per epoch")):
         ratio = round_ratio(timing, counts, "chat longest", reference)
         print(f"chat longest × {reference}, {label}: {ratio:.2f}")
