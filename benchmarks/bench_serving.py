@@ -24,6 +24,15 @@ same ids), or the family is reported as a mismatch.
 The empty request (a batch of no text) is timed as well, through the
 served model and through the tokenizer layer alone.
 
+Where the time goes: the same requests through each part alone,
+interleaved with the two above: our tokenizer layer (`tokenizer(texts)`,
+no model), the reference tokenizer (ids and mask in numpy), and the
+exported model called on those ids. "Ceiling" is (reference tokenizer +
+model) / model: the ratio a served model whose tokenizer cost nothing
+would reach. "Budget" is what our tokenizer may cost inside the served
+graph for the ratio to reach its target (1x at batch 1, 1.5x at batch
+32): (reference tokenizer + model) / target - model.
+
 Run: python benchmarks/bench_serving.py [--families bert qwen] [--json out.json]
 """
 
@@ -55,6 +64,8 @@ DATA = pathlib.Path(
     os.environ.get("TF_INPUT_SHARED_DATA", ROOT.parent / "shared" / "data")
 )
 BATCHES = (1, 32)
+# The ratios asked of a served request (reference time / ours), by batch.
+TARGETS = {1: 1.0, 32: 1.5}
 
 
 def request_lines(count=1024):
@@ -249,16 +260,33 @@ def serve_both(name, build, lines, args, folder):
             )
             for r in requests[:8]
         )
+        encoded = [encode(r) for r in requests]
         times, cpu = interleaved(
             {
                 "ours": lambda i: ours_call(requests[i % len(requests)]),
                 "reference": lambda i: reference_call(
                     requests[i % len(requests)]
                 ),
+                # Where the time goes: each side's parts alone.
+                "our tokenizer": lambda i: tokenizer(
+                    tf.constant(requests[i % len(requests)])
+                ),
+                "reference tokenizer": lambda i: encode(
+                    requests[i % len(requests)]
+                ),
+                "model": lambda i: exported.serve(
+                    dict(
+                        zip(
+                            ("token_ids", "padding_mask"),
+                            encoded[i % len(encoded)],
+                        )
+                    )
+                ),
             },
             args.calls,
             args.warmup,
         )
+        parts = {k: round(median_ms(v), 3) for k, v in times.items()}
         ours_ms = median_ms(times["ours"])
         reference_ms = median_ms(times["reference"])
         results.append(
@@ -277,6 +305,9 @@ def serve_both(name, build, lines, args, folder):
                     2,
                 ),
                 "mismatched_requests": mismatch,
+                "our_tokenizer_ms": parts["our tokenizer"],
+                "reference_tokenizer_ms": parts["reference tokenizer"],
+                "model_ms": parts["model"],
             }
         )
     empty = tf.constant([], tf.string)
@@ -340,6 +371,22 @@ def main(argv=None):
             f"| {r['tokenizer']} ({r['reference']}) | {r['batch']} | "
             f"{r['ours_ms']:.2f} | {r['reference_ms']:.2f} | "
             f"{r['ratio']:.2f}x{flag} | {r['cpu_ratio']:.2f}x |"
+        )
+    print()
+    print(
+        "| tokenizer | batch | our tokenizer layer ms | reference tokenizer "
+        "ms | model alone ms | ceiling | our tokenizer's budget at the "
+        "target, ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        target = TARGETS[r["batch"]]
+        total = r["reference_tokenizer_ms"] + r["model_ms"]
+        print(
+            f"| {r['tokenizer']} | {r['batch']} | {r['our_tokenizer_ms']:.3f} "
+            f"| {r['reference_tokenizer_ms']:.3f} | {r['model_ms']:.3f} | "
+            f"{total / r['model_ms']:.2f}x | "
+            f"{total / target - r['model_ms']:.3f} |"
         )
     print()
     print("| tokenizer | empty request, served ms | tokenizer layer ms |")
