@@ -220,8 +220,8 @@ class UnigramTokenizer(JsonFileTokenizer):
     def _ids(self, words, spans=False):
         """`(ids, splits of the ids of each word)`: the Viterbi on the
         words, the added tokens' ids stitched back between them. With
-        `spans`, also each token's byte start and end in its word (an
-        added token: 0, 0)."""
+        `spans`, also each token's start and end in its word, in
+        characters (an added token: 0, 0)."""
         token_id = self._placeholder_ids.lookup(words)
         plain = tf.where(token_id < 0)[:, 0]
         # Most batches hold no added token: every word is searched and
@@ -257,7 +257,8 @@ class UnigramTokenizer(JsonFileTokenizer):
         (the word's start there, less the Metaspace's "▁" in front, which
         HF aligns with the piece's first character), hence, through the
         normalizer's sources, its bytes in the segment. A token's span in
-        its word (the Viterbi's) goes back through those, then into the
+        its word (the Viterbi's, whole characters) goes back through its
+        first and last characters' sources, then into the
         line (the segment's start) and the bytes given (the UTF-8
         repair). The words are HF's: the non-empty pieces, an added token
         being one.
