@@ -41,6 +41,7 @@ from tests.tokenizers.offsets_testing import sample
 from tests.tokenizers.test_json_unigram import ADVERSARIAL
 from tests.tokenizers.test_json_unigram import DEFAULT
 from tf_input import load_tokenizer
+from tf_input.tokenizers import _offsets
 from tf_input.tokenizers.hf.normalizers import Normalizer
 from tf_input.tokenizers.hf.normalizers.precompiled import Precompiled
 
@@ -326,6 +327,45 @@ def test_normalizer_alignments_fuzz(lines):
         assert ours_alignments(normalizer, lines) == hf_alignments(
             normalizer, lines
         ), name
+
+
+@pytest.mark.parametrize("name", ["albert_chain", "strips_chain", "strip"])
+def test_the_source_reader_reads_what_with_sources_lists(name):
+    """`with_source_reader`'s `read` at every character of every line is
+    the list `with_sources` gives (which the tests above check against
+    HF); the lines no step moves are read from their shift."""
+    spec = json.loads(NORMALIZERS[name]().__getstate__())
+    normalizer = Normalizer(spec)
+    lines = tf.constant(_LINES + ["plain ascii", "ünïcode  x "])
+    texts, listed = normalizer.with_sources(lines)
+    same, reader = normalizer.with_source_reader(lines)
+    assert same.numpy().tolist() == texts.numpy().tolist()
+    rows = tf.cast(listed.value_rowids(), tf.int64)
+    index = tf.range(tf.size(rows, out_type=tf.int64)) - tf.gather(
+        listed.row_splits, rows
+    )
+    assert reader.read(rows, index).numpy().tolist() == (
+        listed.flat_values.numpy().tolist()
+    )
+
+
+def test_wide_characters_give_each_characters_bytes():
+    lines = ["", "abc", "é a", "x😀y", "日本", "a", "\u0301"]
+    rows, index, starts, sizes = [], [], [], []
+    for row, line in enumerate(lines):
+        at = 0
+        for k, char in enumerate(line):
+            rows.append(row)
+            index.append(k)
+            starts.append(at)
+            sizes.append(len(char.encode()))
+            at += sizes[-1]
+    characters = _offsets.WideCharacters(tf.constant(lines))
+    start, size = characters.at_char(
+        tf.constant(rows, tf.int64), tf.constant(index, tf.int64)
+    )
+    assert start.numpy().tolist() == starts
+    assert size.numpy().tolist() == sizes
 
 
 @functools.cache
