@@ -331,7 +331,7 @@ def test_normalizer_alignments_fuzz(lines):
 
 @pytest.mark.parametrize("name", ["albert_chain", "strips_chain", "strip"])
 def test_the_source_reader_reads_what_with_sources_lists(name):
-    """`with_source_reader`'s `read` at every character of every line is
+    """`with_source_reader`'s reader at every character of every line is
     the list `with_sources` gives (which the tests above check against
     HF); the lines no step moves are read from their shift."""
     spec = json.loads(NORMALIZERS[name]().__getstate__())
@@ -344,7 +344,7 @@ def test_the_source_reader_reads_what_with_sources_lists(name):
     index = tf.range(tf.size(rows, out_type=tf.int64)) - tf.gather(
         listed.row_splits, rows
     )
-    assert reader.read(rows, index).numpy().tolist() == (
+    assert reader.reader(rows)(index).numpy().tolist() == (
         listed.flat_values.numpy().tolist()
     )
 
@@ -361,8 +361,8 @@ def test_wide_characters_give_each_characters_bytes():
             sizes.append(len(char.encode()))
             at += sizes[-1]
     characters = _offsets.WideCharacters(tf.constant(lines))
-    start, size = characters.at_char(
-        tf.constant(rows, tf.int64), tf.constant(index, tf.int64)
+    start, size = characters.reader(tf.constant(rows, tf.int64))(
+        tf.constant(index, tf.int64)
     )
     assert start.numpy().tolist() == starts
     assert size.numpy().tolist() == sizes

@@ -70,7 +70,7 @@ class Sources:
     another text is the character `shift` (int64 `[M]`, default 0) places
     after it in the text before.
 
-    `read` looks sources up where they are needed, without listing one
+    `reader` looks sources up where they are needed, without listing one
     per character of the batch (`ragged`).
     """
 
@@ -81,20 +81,23 @@ class Sources:
             self.shift = shift
         self.rank = tf.cumsum(tf.cast(moving, tf.int64)) - 1
 
-    def read(self, rows, index):
-        """The source of character `index` of rows `rows` (int64 `[K]`,
-        each a character of its rewritten text): its index in the text
-        before, or -1 for none."""
+    def reader(self, rows):
+        """For items of rows `rows` (int64 `[K]`): a function from the
+        index of a character of each item's rewritten text (int64 `[K]`)
+        to its source, its index in the text before, or -1 for none.
+        What depends on the rows alone is worked out once."""
         moving = tf.gather(self.moving, rows)
         flat = tf.concat([self.moved.flat_values, [-1]], 0)
         last = tf.size(flat, out_type=tf.int64) - 1
         rank = tf.maximum(tf.gather(self.rank, rows), 0)
-        at = tf.gather(self.moved.row_splits, rank) + index
-        return tf.where(
-            moving,
-            tf.gather(flat, tf.where(moving, tf.minimum(at, last), last)),
-            tf.gather(self.shift, rows) + index,
-        )
+        first = tf.where(moving, tf.gather(self.moved.row_splits, rank), last)
+        shift = tf.gather(self.shift, rows)
+
+        def read(index):
+            at = tf.where(moving, tf.minimum(first + index, last), last)
+            return tf.where(moving, tf.gather(flat, at), shift + index)
+
+        return read
 
     def ragged(self, texts, kept=None):
         """Every character's source: int64 ragged `[M, None]` for the
@@ -323,26 +326,29 @@ class WideCharacters:
             tf.boolean_mask(counts, self.wide), exclusive=True
         )
 
-    def _picked(self, rows):
-        """The items in wide texts: their indices `[P, 1]` and ranks."""
+    def reader(self, rows):
+        """For items of texts `rows` (int64 `[K]`): a function from the
+        index of a character of each item's text (int64 `[K]`; 0 in an
+        empty text) to that character's first byte and its length in
+        bytes. What depends on the rows alone is worked out once."""
         picked = tf.where(tf.gather(self.wide, rows))
-        return picked, tf.gather(self.rank, tf.gather(rows, picked[:, 0]))
+        rank = tf.gather(self.rank, tf.gather(rows, picked[:, 0]))
+        first_char = tf.gather(self.first_char, rank)
+        first_byte = tf.gather(self.first_byte, rank)
 
-    def at_char(self, rows, index):
-        """For characters `index` of texts `rows` (int64 `[K]`, each a
-        character of its text, or 0): its first byte and its length in
-        bytes."""
-        picked, rank = self._picked(rows)
-        c = tf.gather(self.first_char, rank) + tf.gather_nd(index, picked)
-        start = tf.gather(self.at, c)
-        return (
-            tf.tensor_scatter_nd_update(
-                index, picked, start - tf.gather(self.first_byte, rank)
-            ),
-            tf.tensor_scatter_nd_update(
-                tf.ones_like(index), picked, tf.gather(self.at, c + 1) - start
-            ),
-        )
+        def read(index):
+            c = first_char + tf.gather_nd(index, picked)
+            start = tf.gather(self.at, c)
+            return (
+                tf.tensor_scatter_nd_update(index, picked, start - first_byte),
+                tf.tensor_scatter_nd_update(
+                    tf.ones_like(index),
+                    picked,
+                    tf.gather(self.at, c + 1) - start,
+                ),
+            )
+
+        return read
 
 
 def before_repair(raw, texts, starts, ends, rows):

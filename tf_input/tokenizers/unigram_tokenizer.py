@@ -325,9 +325,10 @@ class UnigramTokenizer(JsonFileTokenizer):
         # in the segment (`_offsets.remap`'s rule; a token holds whole
         # characters, so it takes its sources whole).
         token_word = row_ids(splits)
-        plain_characters = _offsets.WideCharacters(plain)
         piece = tf.gather(word_piece, token_word)
         token_segment = tf.gather(word_segment, token_word)
+        bytes_of = _offsets.WideCharacters(plain).reader(token_segment)
+        source_of = None if sources is None else sources.reader(token_segment)
         in_text = ~tf.gather(is_token, token_segment)
         # A character's place in the segment is its place in its word,
         # plus the word's start in its piece, less the "▁" put in front,
@@ -341,13 +342,9 @@ class UnigramTokenizer(JsonFileTokenizer):
             """Where the start (`side` 0) or end (1) of character
             `character` of a word goes in its segment's bytes."""
             at = tf.maximum(character + shift, 0) + piece_first
-            source = at
-            if sources is not None:
-                source = sources.read(token_segment, at)
+            source = at if source_of is None else source_of(at)
             known = in_text & (source >= 0)
-            old_start, old_bytes = plain_characters.at_char(
-                token_segment, tf.where(known, source, 0)
-            )
+            old_start, old_bytes = bytes_of(tf.where(known, source, 0))
             return tf.where(known, old_start + side * old_bytes, 0)
 
         starts, ends = moved(starts, 0), moved(ends - 1, 1)
