@@ -375,14 +375,17 @@ def before_repair(raw, texts, starts, ends, rows):
     )
 
 
-def to_characters(texts, starts, ends, rows):
+def to_characters(texts, starts, ends, rows, valid=False):
     """Byte spans -> code-point spans, for rows of `texts`.
 
     A span that starts or ends inside a character covers all of it
     (Hugging Face's offsets of a byte-level token holding part of an
     emoji). Invalid UTF-8 counts as `bytes.decode("utf-8", "replace")`
-    counts it: one character per replaced subsequence.
+    counts it: one character per replaced subsequence. `valid=True` says
+    the texts are valid UTF-8 (`to_valid_utf8`'s), which skips the check.
     """
+    if valid:
+        return _valid_to_characters(texts, starts, ends, rows)
     valid = tf.strings.regex_full_match(texts, VALID_UTF8)
     return tf.cond(
         tf.reduce_all(valid),
@@ -416,30 +419,28 @@ def _valid_to_characters(texts, starts, ends, rows):
 
 def _wide_to_characters(texts, lengths, wide, starts, ends, rows):
     """`_valid_to_characters` of the spans in the `wide` rows (rows with a
-    character of two bytes or more); the others are returned as given."""
+    character of two bytes or more); the others are returned as given.
+
+    The characters before a byte of a row are the bytes before it less
+    the continuation bytes between the row's start and it; a span's start
+    counts the character holding its byte (its end, at the end of the
+    row: the next row starts with a lead byte, or the bytes end)."""
     raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
     following = tf.where(tf.bitwise.bitwise_and(raw, 0xC0) == 0x80)[:, 0]
     row_starts = tf.cumsum(lengths, exclusive=True)
 
-    def before(at):
-        """Characters that start before byte `at` of the joined texts."""
-        return at - tf.searchsorted(following, at, out_type=tf.int64)
+    def continuations(at):
+        """Continuation bytes before byte `at` of the joined texts."""
+        return tf.searchsorted(following, at, out_type=tf.int64)
 
-    base = before(row_starts)  # per row
-    count = before(row_starts + lengths) - base
     at = tf.where(tf.gather(wide, rows))
     row = tf.gather(rows, at[:, 0])
     first = tf.gather(row_starts, row)
+    before_row = tf.gather(continuations(row_starts), row)
     start = tf.gather(starts, at[:, 0])
     end = tf.gather(ends, at[:, 0])
-    # The character holding byte `start` (or the end, for a span there).
-    start = tf.where(
-        start >= tf.gather(lengths, row),
-        tf.gather(count, row),
-        before(first + start + 1) - 1 - tf.gather(base, row),
-    )
-    start = tf.maximum(start, 0)
-    end = tf.maximum(before(first + end) - tf.gather(base, row), start)
+    start -= continuations(first + start + 1) - before_row
+    end -= continuations(first + end) - before_row
     return (
         tf.tensor_scatter_nd_update(starts, at, start),
         tf.tensor_scatter_nd_update(ends, at, end),

@@ -21,7 +21,9 @@ special tokens), `_detokenize_batch` (ragged ids -> `[N]` strings),
 `get_vocabulary`, `special_tokens`, and set `_start_ids` / `_end_ids`, the
 ids that `add_special_tokens=True` puts around each sequence. Those with
 offsets implement `_tokenize_with_offsets_batch` (`[N]` strings -> ragged
-ids, byte starts, byte ends and word indices, no special tokens).
+ids, byte starts, byte ends and word indices, no special tokens); a
+family that finds character spans more cheaply than by converting the
+byte spans also overrides `_tokenize_with_character_offsets_batch`.
 """
 
 from __future__ import annotations
@@ -458,23 +460,35 @@ class Tokenizer(keras.layers.Layer):
             "subclass of `Tokenizer` implements it to give them."
         )
 
+    def _tokenize_with_character_offsets_batch(self, texts):
+        """`_tokenize_with_offsets_batch` with the spans in code points
+        (`bytes.decode("utf-8", "replace")`'s): by default the byte spans,
+        converted."""
+        ids, starts, ends, words = self._tokenize_with_offsets_batch(texts)
+        starts = tf.cast(starts, tf.int64).with_row_splits_dtype(tf.int64)
+        first, last = _offsets.to_characters(
+            texts,
+            starts.flat_values,
+            tf.cast(ends.flat_values, tf.int64),
+            row_ids(starts.row_splits),
+        )
+        return (
+            ids,
+            starts.with_flat_values(first),
+            starts.with_flat_values(last),
+            words,
+        )
+
     def _offset_rows(self, batch, add_special_tokens, unit):
-        ids, starts, ends, words = self._tokenize_with_offsets_batch(batch)
+        ids, starts, ends, words = (
+            self._tokenize_with_character_offsets_batch(batch)
+            if unit == "char"
+            else self._tokenize_with_offsets_batch(batch)
+        )
         ids = tf.cast(ids, "int32").with_row_splits_dtype(tf.int64)
         starts = tf.cast(starts, tf.int64).with_row_splits_dtype(tf.int64)
         ends = tf.cast(ends, tf.int64).with_row_splits_dtype(tf.int64)
         words = tf.cast(words, tf.int64).with_row_splits_dtype(tf.int64)
-        if unit == "char":
-            first, last = _offsets.to_characters(
-                batch,
-                starts.flat_values,
-                ends.flat_values,
-                row_ids(ids.row_splits),
-            )
-            starts, ends = (
-                starts.with_flat_values(first),
-                ends.with_flat_values(last),
-            )
         if add_special_tokens and (self._start_ids or self._end_ids):
             ids = self._wrap(ids)
             starts = self._wrap(starts, 0)

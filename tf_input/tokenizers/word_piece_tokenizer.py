@@ -298,6 +298,9 @@ class WordPieceTokenizer(TokenListAsset, Tokenizer):
     def _tokenize_with_offsets_batch(self, texts):
         return self._engine.tokenize_with_offsets(texts)
 
+    def _tokenize_with_character_offsets_batch(self, texts):
+        return self._engine.tokenize_with_offsets(texts, unit="char")
+
     def _detokenize_batch(self, ids):
         return self._engine.detokenize(ids)
 

@@ -230,8 +230,8 @@ class BertWordPiece(tf.Module):
     def _offsets_setup(self, specials):
         """What `tokenize_with_offsets` needs besides: the special tokens
         cut out of the text as HF cuts them (each then becomes the word
-        step 0 makes of it), the split of step 5 that keeps every byte,
-        and the length in bytes of each token's piece of a word."""
+        step 0 makes of it), and the split of step 5 that keeps every
+        byte (the pieces' spans in their words are `match_with_spans`')."""
         added = _added_tokens.check_added_tokens(
             [
                 {
@@ -298,10 +298,6 @@ class BertWordPiece(tf.Module):
         if self.lowercase:
             moved |= _lowercase_resized()
         self._kept_positions_pattern = f"{(~moved).re2()}*"
-        self._piece_bytes = tf.constant(
-            [len(t.encode()) - 2 * t.startswith("##") for t in self.vocabulary],
-            tf.int64,
-        )
 
     # --- Tokenize -----------------------------------------------------------
     # No Python control flow depends on tensors here, so AutoGraph (slow to
@@ -390,9 +386,10 @@ class BertWordPiece(tf.Module):
 
     # --- Tokenize with offsets ----------------------------------------------
     @tf.autograph.experimental.do_not_convert
-    def tokenize_with_offsets(self, raw):
-        """`[N]` strings -> ragged `[N, None]` int32 ids, int64 byte starts
-        and ends of the tokens in `raw`, and int64 word indices.
+    def tokenize_with_offsets(self, raw, unit="byte"):
+        """`[N]` strings -> ragged `[N, None]` int32 ids, int64 starts and
+        ends of the tokens in `raw` (in bytes, or with `unit="char"` in
+        code points), and int64 word indices.
 
         The steps of `tokenize`, keeping track of where each piece of text
         came from, as Hugging Face's alignments do: each special token is
@@ -404,7 +401,9 @@ class BertWordPiece(tf.Module):
         character they drop, decompose or resize); in other segments the
         spans go back through the normalizer (`_before_normalizer`: only
         the parts between spaces that hold such a character are aligned),
-        then through the UTF-8 repair (`_offsets`).
+        then through the UTF-8 repair (`_offsets`). Characters are counted
+        in the repaired text, which has one U+FFFD where `bytes.decode(
+        "utf-8", "replace")` has one, with no second check of the UTF-8.
         """
         texts = to_valid_utf8(raw)
         segments, per_line, segment_starts, segment_ends = (
@@ -423,30 +422,15 @@ class BertWordPiece(tf.Module):
         marked = tf.where(special, self._special_words.lookup(segments), plain)
         normalized = self._normalize(marked)
         words, word_starts = self._words_with_starts(normalized)  # [S, W]
-        ids, counts = self._matcher.match(words.flat_values)  # [T], [W]
-
+        ids, counts, token_word, starts, ends = self._matcher.match_with_spans(
+            words.flat_values
+        )  # [T], [W], [T], [T], [T]
         # In the normalized segment: a token spans its piece of its word,
         # and the unknown token (a word alone) the whole word.
         piece_splits = tf.concat([[0], tf.cumsum(counts)], 0)
-        token_word = row_ids(piece_splits)
-        lengths = tf.gather(self._piece_bytes, ids)
-        unknown = tf.where(ids == self._unknown_id)[:, 0]
-        word = tf.gather(token_word, unknown)
-        unknown = tf.boolean_mask(unknown, tf.gather(counts, word) == 1)
-        lengths = tf.tensor_scatter_nd_update(
-            lengths,
-            unknown[:, None],
-            tf.cast(
-                tf.strings.length(
-                    tf.gather(words.flat_values, tf.gather(token_word, unknown))
-                ),
-                tf.int64,
-            ),
-        )
-        starts = tf.gather(word_starts, token_word) + _offsets.starts_in_rows(
-            lengths, piece_splits, token_word
-        )
-        ends = starts + lengths
+        word_start = tf.gather(word_starts, token_word)
+        starts += word_start
+        ends += word_start
         token_segment = tf.gather(row_ids(words.row_splits), token_word)
         # In the segment.
         starts, ends = tf.cond(
@@ -483,9 +467,14 @@ class BertWordPiece(tf.Module):
             in_lines,
             lambda: (starts, ends, token_segment),
         )
-        starts, ends = _offsets.before_repair(
-            raw, texts, starts, ends, token_line
-        )
+        if unit == "char":
+            starts, ends = _offsets.to_characters(
+                texts, starts, ends, token_line, valid=True
+            )
+        else:
+            starts, ends = _offsets.before_repair(
+                raw, texts, starts, ends, token_line
+            )
         word_splits = tf.gather(words.row_splits, per_line)
         word_ids = token_word - tf.gather(word_splits, token_line)
         line_splits = tf.gather(piece_splits, word_splits)

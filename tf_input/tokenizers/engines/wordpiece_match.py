@@ -22,6 +22,7 @@ import tensorflow as tf
 from tf_input._ragged import gather_rows
 from tf_input._ragged import marks
 from tf_input._ragged import row_ids
+from tf_input.tokenizers._offsets import starts_in_rows
 from tf_input.tokenizers._tables import lookup_table
 from tf_input.tokenizers.engines._ops import take
 
@@ -55,6 +56,11 @@ class WordPieceMatcher(tf.Module):
         rest = [len(t) - 2 for t in tokens if t.startswith("##")]
         self._first_length = max(first, default=1)
         self._rest_length = max(rest, default=1)
+        # The length in bytes of each id's piece of a word (no `##`).
+        piece_bytes = [0] * (max([*tokens.values(), unknown_id]) + 1)
+        for token, i in tokens.items():
+            piece_bytes[i] = len(token.encode()) - 2 * token.startswith("##")
+        self._piece_bytes = tf.constant(piece_bytes, tf.int64)
 
     def match(self, words):
         """`[W]` words -> (int32 ids `[P]`, int64 pieces per word `[W]`)."""
@@ -62,12 +68,33 @@ class WordPieceMatcher(tf.Module):
         missed = ids < 0
         return tf.cond(
             tf.reduce_any(missed),
-            lambda: self._match_pieces(words, ids, missed),
+            lambda: self._match_pieces(words, ids, missed)[:2],
             lambda: (ids, tf.ones_like(ids, tf.int64)),
         )
 
-    def _match_pieces(self, words, ids, missed):
-        """The words not found whole, each distinct one once."""
+    def match_with_spans(self, words):
+        """`match`, and where each piece is: `(ids, counts, words of the
+        pieces [P], starts [P], ends [P])`, int64 byte offsets in the word.
+        A word of one piece (a token, or the unknown token) is covered
+        whole."""
+        ids = self._table.lookup(words)
+        missed = ids < 0
+        lengths = tf.cast(tf.strings.length(words), tf.int64)
+        return tf.cond(
+            tf.reduce_any(missed),
+            lambda: self._match_pieces(words, ids, missed, lengths),
+            lambda: (
+                ids,
+                tf.ones_like(lengths),
+                tf.range(tf.size(ids, out_type=tf.int64)),
+                tf.zeros_like(lengths),
+                lengths,
+            ),
+        )
+
+    def _match_pieces(self, words, ids, missed, lengths=None):
+        """The words not found whole, each distinct one once; with their
+        `lengths` in bytes, also the spans of `match_with_spans`."""
         missing = _flat_where(missed)[:, None]  # [M, 1] word index
         distinct, which = tf.unique(take(words, missed), tf.int64)
         pieces, piece_counts = self._greedy(distinct)
@@ -85,8 +112,37 @@ class WordPieceMatcher(tf.Module):
             tf.gather(tf.cumsum(piece_counts, exclusive=True), which),
         )
         splits = tf.concat([[0], tf.cumsum(counts)], 0)
-        out = gather_rows(tf.concat([pieces, ids], 0), first, splits)
-        return out, counts
+        if lengths is None:
+            out = gather_rows(tf.concat([pieces, ids], 0), first, splits)
+            return out, counts
+        word = row_ids(splits)
+        at = (
+            tf.gather(first, word)
+            + tf.range(splits[-1])
+            - tf.gather(splits, word)
+        )
+        # The pieces of a distinct word lie end to end in it; one piece
+        # alone is the unknown token (a word found is two pieces or more),
+        # which covers the word.
+        piece_splits = tf.concat([[0], tf.cumsum(piece_counts)], 0)
+        piece_word = row_ids(piece_splits)
+        piece_lengths = tf.where(
+            tf.gather(piece_counts == 1, piece_word),
+            tf.gather(
+                tf.cast(tf.strings.length(distinct), tf.int64), piece_word
+            ),
+            tf.gather(self._piece_bytes, pieces),
+        )
+        piece_starts = starts_in_rows(piece_lengths, piece_splits, piece_word)
+        return (
+            tf.gather(tf.concat([pieces, ids], 0), at),
+            counts,
+            word,
+            tf.gather(tf.concat([piece_starts, tf.zeros_like(lengths)], 0), at),
+            tf.gather(
+                tf.concat([piece_starts + piece_lengths, lengths], 0), at
+            ),
+        )
 
     def _greedy(self, words):
         """`[D]` words that are no token -> (int32 ids, int64 counts)."""
