@@ -382,69 +382,77 @@ def to_characters(texts, starts, ends, rows, valid=False):
     (Hugging Face's offsets of a byte-level token holding part of an
     emoji). Invalid UTF-8 counts as `bytes.decode("utf-8", "replace")`
     counts it: one character per replaced subsequence. `valid=True` says
-    the texts are valid UTF-8 (`to_valid_utf8`'s), which skips the check.
+    the texts are valid UTF-8 (`to_valid_utf8`'s) and every span lies in
+    its text, which skips the check and the clamping.
     """
     if valid:
         return _valid_to_characters(texts, starts, ends, rows)
     valid = tf.strings.regex_full_match(texts, VALID_UTF8)
+
+    def clamped():
+        length = tf.gather(tf.cast(tf.strings.length(texts), tf.int64), rows)
+        first = tf.minimum(starts, length)
+        return _valid_to_characters(texts, first, tf.maximum(ends, first), rows)
+
     return tf.cond(
         tf.reduce_all(valid),
-        lambda: _valid_to_characters(texts, starts, ends, rows),
+        clamped,
         lambda: _decoded_to_characters(texts, starts, ends, rows),
     )
 
 
 def _valid_to_characters(texts, starts, ends, rows):
-    """`to_characters` for valid UTF-8. In a row of ASCII the characters
-    are the bytes. In the other rows a character starts at every byte
-    that is not a continuation byte (`10xxxxxx`), so the characters before
-    a byte are the bytes before it less the continuation bytes before it:
-    those are found once and counted by a binary search per span, with no
-    decoding and no running sum over every byte (TensorFlow's `cumsum`
-    costs ~10 ns a byte: more than a search per span, at 4-5 bytes a
-    token)."""
+    """`to_characters` for valid UTF-8 and spans in their texts.
+
+    In a row of ASCII the characters are the bytes. In the other rows a
+    character starts at every byte that is not a continuation byte
+    (`10xxxxxx`), so the characters before a byte are the bytes before it
+    less the continuation bytes before it: those are found once and
+    counted by a binary search per span, with no decoding and no running
+    sum over every byte (TensorFlow's `cumsum` costs ~4 ns a byte, its
+    binary search ~20 ns a span, and a token is 4-5 bytes). Only the spans
+    that end at or after their row's first continuation byte are counted.
+    A span's start counts the character holding its byte (its end, at the
+    end of the row: the next row starts with a lead byte, or the bytes
+    end)."""
     lengths = tf.cast(tf.strings.length(texts), tf.int64)
-    length = tf.gather(lengths, rows)
-    starts = tf.minimum(starts, length)
-    ends = tf.maximum(ends, starts)
     wide = lengths != tf.cast(
         tf.strings.length(texts, unit="UTF8_CHAR"), tf.int64
     )
-    return tf.cond(
-        tf.reduce_any(wide),
-        lambda: _wide_to_characters(texts, lengths, wide, starts, ends, rows),
-        lambda: (starts, ends),
-    )
 
+    def counted():
+        raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
+        following = tf.where(tf.bitwise.bitwise_and(raw, 0xC0) == 0x80)[:, 0]
+        row_starts = tf.cumsum(lengths, exclusive=True)
 
-def _wide_to_characters(texts, lengths, wide, starts, ends, rows):
-    """`_valid_to_characters` of the spans in the `wide` rows (rows with a
-    character of two bytes or more); the others are returned as given.
+        def continuations(at):
+            """Continuation bytes before byte `at` of the joined texts."""
+            return tf.searchsorted(following, at, out_type=tf.int64)
 
-    The characters before a byte of a row are the bytes before it less
-    the continuation bytes between the row's start and it; a span's start
-    counts the character holding its byte (its end, at the end of the
-    row: the next row starts with a lead byte, or the bytes end)."""
-    raw = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
-    following = tf.where(tf.bitwise.bitwise_and(raw, 0xC0) == 0x80)[:, 0]
-    row_starts = tf.cumsum(lengths, exclusive=True)
+        before_row = continuations(row_starts)
+        # Each row's first continuation byte, in the row (past its end if
+        # it has none).
+        first_wide = (
+            tf.gather(
+                tf.concat([following, [tf.size(raw, out_type=tf.int64)]], 0),
+                before_row,
+            )
+            - row_starts
+        )
+        at = tf.where(ends >= tf.gather(first_wide, rows))
+        row = tf.gather(rows, at[:, 0])
+        first = tf.gather(row_starts, row)
+        before = tf.gather(before_row, row)
+        start = tf.gather(starts, at[:, 0])
+        end = tf.gather(ends, at[:, 0])
+        start -= continuations(first + start + 1) - before
+        end -= continuations(first + end) - before
+        return (
+            tf.tensor_scatter_nd_update(starts, at, start),
+            tf.tensor_scatter_nd_update(ends, at, end),
+        )
 
-    def continuations(at):
-        """Continuation bytes before byte `at` of the joined texts."""
-        return tf.searchsorted(following, at, out_type=tf.int64)
-
-    at = tf.where(tf.gather(wide, rows))
-    row = tf.gather(rows, at[:, 0])
-    first = tf.gather(row_starts, row)
-    before_row = tf.gather(continuations(row_starts), row)
-    start = tf.gather(starts, at[:, 0])
-    end = tf.gather(ends, at[:, 0])
-    start -= continuations(first + start + 1) - before_row
-    end -= continuations(first + end) - before_row
-    return (
-        tf.tensor_scatter_nd_update(starts, at, start),
-        tf.tensor_scatter_nd_update(ends, at, end),
-    )
+    return tf.cond(tf.reduce_any(wide), counted, lambda: (starts, ends))
 
 
 def _decoded_to_characters(texts, starts, ends, rows):
