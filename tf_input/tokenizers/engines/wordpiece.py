@@ -46,6 +46,7 @@ word came from (see its docstring).
 
 from __future__ import annotations
 
+import bisect
 import functools
 
 import tensorflow as tf
@@ -275,15 +276,18 @@ class BertWordPiece(tf.Module):
         kinds.append(0)
         self._kind_bounds = tf.constant(bounds, tf.int32)
         self._kinds = tf.constant(kinds, tf.int32)
-        # The ASCII characters of kinds 1 and 2, as ranges of bytes.
-        ascii_kinds = {1: [], 2: []}
-        for i, (first, kind) in enumerate(zip(bounds, kinds)):
-            last = bounds[i + 1] - 1 if i + 1 < len(bounds) else first
-            if kind and first < 128:
-                ascii_kinds[kind].append((first, min(last, 127)))
-        self._ascii_kinds = tuple(
-            (kind, tuple(spans)) for kind, spans in ascii_kinds.items()
-        )
+        # ASCII by a few comparisons (`_ascii_kind`), which hold for every
+        # byte that step 1 keeps.
+        control = self._control.ranges
+        for byte in range(128):
+            if any(a <= byte <= b for a, b in control):
+                continue
+            i = bisect.bisect_right(bounds, byte) - 1
+            if _ascii_kind(byte) != kinds[i]:  # pragma: no cover
+                raise AssertionError(
+                    f"bert_tables give U+{byte:04X} kind {kinds[i]}, the "
+                    f"byte comparisons {_ascii_kind(byte)}"
+                )
 
         # Text where steps 1-4 keep every character in its place and of
         # its length, one for one, so that a byte keeps its position (all
@@ -346,14 +350,26 @@ class BertWordPiece(tf.Module):
             texts, self._reserved_pattern, self._stand_in
         )
 
-    def _normalize(self, texts):
+    def _normalize(self, texts, kept=None):
         """BertNormalizer's steps 1, 3 and 4 (whitespace and CJK are left
-        to the split)."""
+        to the split). `kept` (bool `[N]`, optional): which texts match
+        `_kept_positions_pattern`, which step 3 leaves as they are."""
         # Step 1: drop control and format characters (ZWJ, soft hyphen, ...).
         texts = tf.strings.regex_replace(texts, self._drop_pattern, "")
         if self._nfd is not None:
             # Step 3: NFD, then drop nonspacing marks ("café" -> "cafe").
-            safe = tf.strings.regex_full_match(texts, self._strip_safe_pattern)
+            if kept is None:
+                safe = tf.strings.regex_full_match(
+                    texts, self._strip_safe_pattern
+                )
+            else:
+                safe = tf.tensor_scatter_nd_update(
+                    kept,
+                    tf.where(~kept),
+                    tf.strings.regex_full_match(
+                        texts[~kept], self._strip_safe_pattern
+                    ),
+                )
             texts = tf.cond(
                 tf.reduce_all(safe),
                 lambda: texts,
@@ -420,7 +436,7 @@ class BertWordPiece(tf.Module):
             lambda: segments,
         )
         marked = tf.where(special, self._special_words.lookup(segments), plain)
-        normalized = self._normalize(marked)
+        normalized = self._normalize(marked, kept)
         words, word_starts = self._words_with_starts(normalized)  # [S, W]
         ids, counts, token_word, starts, ends = self._matcher.match_with_spans(
             words.flat_values
@@ -504,42 +520,44 @@ class BertWordPiece(tf.Module):
         data = tf.io.decode_raw(tf.strings.reduce_join(texts), tf.uint8)
         data = tf.cast(data, tf.int32)
         size = tf.size(data, out_type=tf.int64)
-        # The kind of each character, at its first byte (`kind`) and at
-        # its last (`kind_at_end`): ASCII by comparisons, the others by
-        # their code points (elementwise: gathers cost more per byte).
-        kind = tf.zeros_like(data)
-        for value, spans in self._ascii_kinds:
-            found = tf.zeros_like(data, tf.bool)
-            for first, last in spans:
-                if first == last:
-                    found |= data == first
-                else:
-                    found |= (data >= first) & (data <= last)
-            kind = tf.where(found, value, kind)
-        kind_at_end = kind
-        wide = tf.where(data >= 0xC0)
-        kind, kind_at_end = tf.cond(
-            tf.size(wide) > 0,
-            lambda: self._with_wide(data, wide, kind, kind_at_end),
-            lambda: (kind, kind_at_end),
+        # Whether each character is a word alone and whether it is one or
+        # whitespace (a separator), at its first byte, and whether it is a
+        # separator at its last (`separator_at_end`): ASCII by comparisons
+        # (`_ascii_kind`), the others by their code points (elementwise:
+        # gathers cost more per byte).
+        letter = tf.bitwise.bitwise_or(data, 0x20)
+        alnum = ((data >= 0x30) & (data <= 0x39)) | (
+            (letter >= 0x61) & (letter <= 0x7A)
         )
-        # The kind of the character before each byte; a text's first byte
-        # follows a start (kind 1). Empty texts start at the next one's.
-        before = tf.concat([[1], kind_at_end], 0)[:-1]
+        alone = (data > 0x20) & (data < 0x7F) & ~alnum
+        separator = alone | (data <= 0x20)
+        separator_at_end = separator
+        wide = tf.where(data >= 0xC0)
+        alone, separator, separator_at_end = tf.cond(
+            tf.size(wide) > 0,
+            lambda: self._with_wide(
+                data, wide, alone, separator, separator_at_end
+            ),
+            lambda: (alone, separator, separator_at_end),
+        )
+        # Whether the character before each byte is a separator; a text's
+        # first byte follows one. Empty texts start at the next one's.
+        after = tf.concat([[True], separator_at_end], 0)[:-1]
         first = row_starts[row_starts < size][:, None]
-        before = tf.tensor_scatter_nd_update(
-            before, first, tf.ones_like(first[:, 0], tf.int32)
+        after = tf.tensor_scatter_nd_update(
+            after, first, tf.ones_like(first[:, 0], tf.bool)
         )
         starts = tf.where(
             (tf.bitwise.bitwise_and(data, 0xC0) != 0x80)
-            & ((kind == 2) | ((kind == 0) & (before != 0)))
+            & (alone | (after & ~separator))
         )[:, 0]
         # The k-th start of a text is its k-th word's.
         return words, starts - tf.gather(row_starts, row_ids(words.row_splits))
 
-    def _with_wide(self, data, wide, kind, kind_at_end):
-        """`kind` and `kind_at_end` with the kinds of the characters of 2
-        to 4 bytes that start at `wide` (`[K, 1]`) in `data`."""
+    def _with_wide(self, data, wide, alone, separator, separator_at_end):
+        """`alone`, `separator` and `separator_at_end` with the kinds of
+        the characters of 2 to 4 bytes that start at `wide` (`[K, 1]`) in
+        `data`."""
         at = wide[:, 0]
         data = tf.concat([data, tf.zeros([3], tf.int32)], 0)
         b0, b1, b2, b3 = (tf.gather(data, at + i) for i in range(4))
@@ -564,9 +582,10 @@ class BertWordPiece(tf.Module):
             1 + tf.cast(b0 >= 0xE0, tf.int64) + tf.cast(b0 >= 0xF0, tf.int64)
         )
         return (
-            tf.tensor_scatter_nd_update(kind, wide, kinds),
+            tf.tensor_scatter_nd_update(alone, wide, kinds == 2),
+            tf.tensor_scatter_nd_update(separator, wide, kinds != 0),
             tf.tensor_scatter_nd_update(
-                kind_at_end, (at + extra)[:, None], kinds
+                separator_at_end, (at + extra)[:, None], kinds != 0
             ),
         )
 
@@ -726,6 +745,19 @@ class BertWordPiece(tf.Module):
                 pieces, literal(old), new.replace("\\", "\\\\")
             )
         return tf.strings.reduce_join(ids.with_flat_values(pieces), axis=-1)
+
+
+def _ascii_kind(byte):
+    """The kind (0 in a word, 1 whitespace, 2 a word alone) of an ASCII
+    character that step 1 keeps, as `_words_with_starts` compares bytes:
+    up to the space, whitespace (step 1 drops the other control
+    characters); the other printable characters but letters and digits,
+    words alone."""
+    if byte <= 0x20:
+        return 1
+    if 0x7F > byte and not chr(byte).isalnum():
+        return 2
+    return 0
 
 
 @functools.cache
