@@ -421,7 +421,12 @@ class BertWordPiece(tf.Module):
         in the repaired text, which has one U+FFFD where `bytes.decode(
         "utf-8", "replace")` has one, with no second check of the UTF-8.
         """
-        texts = to_valid_utf8(raw)
+        # As `tokenize`: one scan says whether any text needs the repair
+        # or holds a noncharacter of the special tokens.
+        rare = ~tf.reduce_all(
+            tf.strings.regex_full_match(raw, self._plain_pattern)
+        )
+        texts = tf.cond(rare, lambda: to_valid_utf8(raw), lambda: raw)
         segments, per_line, segment_starts, segment_ends = (
             self._special_extractor(texts, spans=True)
         )  # [S], [N + 1], [S], [S]
@@ -431,9 +436,7 @@ class BertWordPiece(tf.Module):
         )
         followed = ~(kept | special)
         plain = tf.cond(
-            tf.reduce_any(followed),
-            lambda: self._replace_reserved(segments),
-            lambda: segments,
+            rare, lambda: self._replace_reserved(segments), lambda: segments
         )
         marked = tf.where(special, self._special_words.lookup(segments), plain)
         normalized = self._normalize(marked, kept)
