@@ -246,10 +246,14 @@ class UnigramTokenizer(JsonFileTokenizer):
         self._normalizer.check_alignments(type(self).__name__)
         return self._offsets_graph(texts)
 
-    def _offsets_graph(self, raw):
+    def _tokenize_with_character_offsets_batch(self, texts):
+        self._normalizer.check_alignments(type(self).__name__)
+        return self._offsets_graph(texts, unit="char")
+
+    def _offsets_graph(self, raw, unit="byte"):
         """`_tokenize_graph`, keeping track of where every character came
-        from: `[N]` strings -> ragged ids, byte starts, byte ends and word
-        indices.
+        from: `[N]` strings -> ragged ids, starts, ends (in bytes, or with
+        `unit="char"` in characters) and word indices.
 
         Each word (a piece of the pre-tokenizer) is cut from a segment
         (the text between added tokens) after the normalizer: every
@@ -260,8 +264,10 @@ class UnigramTokenizer(JsonFileTokenizer):
         its word (the Viterbi's, whole characters) goes back through its
         first and last characters' sources, then into the
         line (the segment's start) and the bytes given (the UTF-8
-        repair). The words are HF's: the non-empty pieces, an added token
-        being one.
+        repair). In characters, the sources are the span, and the segment's
+        start is counted in characters of the repaired line (one U+FFFD
+        where `bytes.decode("utf-8", "replace")` has one). The words are
+        HF's: the non-empty pieces, an added token being one.
         """
         texts = to_valid_utf8(raw)
         segments, per_line, segment_starts, segment_ends = self._added(
@@ -327,7 +333,8 @@ class UnigramTokenizer(JsonFileTokenizer):
         token_word = row_ids(splits)
         piece = tf.gather(word_piece, token_word)
         token_segment = tf.gather(word_segment, token_word)
-        bytes_of = _offsets.WideCharacters(plain).reader(token_segment)
+        if unit == "byte":
+            bytes_of = _offsets.WideCharacters(plain).reader(token_segment)
         source_of = None if sources is None else sources.reader(token_segment)
         in_text = ~tf.gather(is_token, token_segment)
         # A character's place in the segment is its place in its word,
@@ -344,17 +351,25 @@ class UnigramTokenizer(JsonFileTokenizer):
             at = tf.maximum(character + shift, 0) + piece_first
             source = at if source_of is None else source_of(at)
             known = in_text & (source >= 0)
+            if unit == "char":
+                return tf.where(known, source + side, 0)
             old_start, old_bytes = bytes_of(tf.where(known, source, 0))
             return tf.where(known, old_start + side * old_bytes, 0)
 
         starts, ends = moved(starts, 0), moved(ends - 1, 1)
+        segment_line = row_ids(per_line)
+        if unit == "char":
+            segment_starts, segment_ends = _offsets.to_characters(
+                texts, segment_starts, segment_ends, segment_line, valid=True
+            )
         starts, ends = _offsets.in_lines(
             starts, ends, is_token, segment_starts, segment_ends, token_segment
         )
-        token_line = tf.gather(row_ids(per_line), token_segment)
-        starts, ends = _offsets.before_repair(
-            raw, texts, starts, ends, token_line
-        )
+        token_line = tf.gather(segment_line, token_segment)
+        if unit == "byte":
+            starts, ends = _offsets.before_repair(
+                raw, texts, starts, ends, token_line
+            )
         word_lines = tf.gather(words_of_segments, per_line)
         word_ids = token_word - tf.gather(word_lines, token_line)
         line_splits = tf.gather(splits, word_lines)
