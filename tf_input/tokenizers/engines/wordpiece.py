@@ -75,6 +75,9 @@ from tf_input.tokenizers.engines.wordpiece_match import WordPieceMatcher
 from tf_input.tokenizers.hf import added_tokens as _added_tokens
 from tf_input.tokenizers.hf.normalizers.unicode import UnicodeNormalization
 
+# Cuts a segment into `_before_normalizer`'s pieces: never in valid UTF-8.
+_PIECE = b"\xfe"
+
 
 class BertWordPiece(tf.Module):
     """BERT's normalization, split and WordPiece in core TensorFlow ops
@@ -302,6 +305,8 @@ class BertWordPiece(tf.Module):
         if self.lowercase:
             moved |= _lowercase_resized()
         self._kept_positions_pattern = f"{(~moved).re2()}*"
+        # A part between spaces that holds such a character.
+        self._moving_part_pattern = f"[^ ]*{moved.re2()}[^ ]*"
 
     # --- Tokenize -----------------------------------------------------------
     # No Python control flow depends on tensors here, so AutoGraph (slow to
@@ -600,64 +605,76 @@ class BertWordPiece(tf.Module):
         returned as they are); `token_splits` are the tokens' row splits.
 
         No step moves a character across a space (U+0020 stays, and NFD
-        reorders marks only up to the starter before them), so the parts
-        of a segment between spaces and those of its normalized text are
-        one for one, and no token crosses a space. A token of a part in
-        which no character moves is shifted by what the parts before it
-        changed; only the parts that hold a moving character (an accented
-        word of a long line) are aligned, on their own (`_sources`)."""
+        reorders marks only up to the starter before them), and steps 1-4
+        change a part of a segment between spaces the same whether alone
+        or in the segment. So each segment is cut into its moving parts
+        (those holding a character that moves) and the text between them,
+        which normalizing leaves as long as it was: a token of that text
+        is shifted by what the moving parts before it changed, and only
+        the moving parts, normalized alone, are aligned
+        (`_in_moving_parts`). A few parts a line (accented words) rather
+        than every one."""
         rows = tf.where(rows_mask)[:, 0]
-        old_parts = tf.strings.split(tf.gather(segments, rows), sep=" ")
-        new_parts = tf.strings.split(tf.gather(normalized, rows), sep=" ")
-        old_starts, new_starts = (
-            _offsets.starts_in_rows(
-                tf.cast(tf.strings.length(p.flat_values), tf.int64) + 1,
-                p.row_splits,
-            )
-            for p in (old_parts, new_parts)
+        # Pieces alternate: text between moving parts, a moving part, ...
+        pieces = tf.strings.split(
+            tf.strings.regex_replace(
+                tf.gather(segments, rows),
+                self._moving_part_pattern,
+                _PIECE + b"\\0" + _PIECE,
+            ),
+            sep=_PIECE,
         )
-        # Each token's part: a search over the parts' starts in the rows
+        old_texts, piece_splits = pieces.flat_values, pieces.row_splits
+        piece_row = row_ids(piece_splits)
+        index = tf.range(tf.size(old_texts, out_type=tf.int64))
+        moving = (index - tf.gather(piece_splits, piece_row)) % 2 == 1
+        at = tf.where(moving)
+        old_moving = tf.gather_nd(old_texts, at)
+        new_moving = self._normalize(self._replace_reserved(old_moving))
+        old_lengths = tf.cast(tf.strings.length(old_texts), tf.int64)
+        new_lengths = tf.tensor_scatter_nd_update(
+            old_lengths,
+            at,
+            tf.cast(tf.strings.length(new_moving), tf.int64),
+        )
+        old_starts = _offsets.starts_in_rows(
+            old_lengths, piece_splits, piece_row
+        )
+        new_starts = _offsets.starts_in_rows(
+            new_lengths, piece_splits, piece_row
+        )
+        # Each token's piece: a search over the pieces' starts in the rows
         # laid end to end.
-        lengths = tf.cast(
-            tf.strings.length(tf.gather(normalized, rows)), tf.int64
+        row_base = tf.cumsum(
+            tf.cast(tf.strings.length(tf.gather(normalized, rows)), tf.int64)
+            + 1,
+            exclusive=True,
         )
-        row_base = tf.cumsum(lengths + 1, exclusive=True)
-        part_at = new_starts + tf.gather(
-            row_base, row_ids(new_parts.row_splits)
-        )
+        piece_at = new_starts + tf.gather(row_base, piece_row)
         picked = tf.ragged.range(
             tf.gather(token_splits, rows), tf.gather(token_splits, rows + 1)
         )
         row, picked = row_ids(picked.row_splits), picked.flat_values
         span_starts = tf.gather(starts, picked)
         span_ends = tf.gather(ends, picked)
-        part = (
+        piece = (
             tf.searchsorted(
-                part_at,
+                piece_at,
                 span_starts + tf.gather(row_base, row),
                 side="right",
                 out_type=tf.int64,
             )
             - 1
         )
-        shift = tf.gather(old_starts, part) - tf.gather(new_starts, part)
-        span_starts += shift
-        span_ends += shift
-        moving = ~tf.strings.regex_full_match(
-            old_parts.flat_values, self._kept_positions_pattern
-        )
-        span_starts, span_ends = tf.cond(
-            tf.reduce_any(moving),
-            lambda: self._in_moving_parts(
-                old_parts.flat_values,
-                new_parts.flat_values,
-                moving,
-                old_starts,
-                part,
-                span_starts,
-                span_ends,
-            ),
-            lambda: (span_starts, span_ends),
+        shift = tf.gather(old_starts, piece) - tf.gather(new_starts, piece)
+        span_starts, span_ends = self._in_moving_parts(
+            old_moving,
+            new_moving,
+            moving,
+            tf.gather(old_starts, piece),
+            piece,
+            span_starts + shift,
+            span_ends + shift,
         )
         picked = picked[:, None]
         return (
@@ -666,24 +683,24 @@ class BertWordPiece(tf.Module):
         )
 
     def _in_moving_parts(
-        self, old_parts, new_parts, moving, old_starts, part, starts, ends
+        self, old_parts, new_parts, moving, base, part, starts, ends
     ):
         """`_before_normalizer`'s spans (`starts`, `ends`, already in the
-        segment as if their `part` moved nothing) of the tokens of the
-        `moving` parts, through those parts' alignments."""
-        at = tf.where(moving)[:, 0]
-        texts = tf.gather(old_parts, at)
-        sources, splits = self._sources(texts)
+        segment as if their `part` moved nothing; `base`, where that part
+        starts there) of the tokens of the `moving` parts (`old_parts`,
+        and `new_parts` normalized, in order), through those parts'
+        alignments."""
+        sources, splits = self._sources(old_parts)
         rank = tf.cumsum(tf.cast(moving, tf.int64)) - 1
         picked = tf.where(tf.gather(moving, part))[:, 0]
         part = tf.gather(part, picked)
-        base = tf.gather(old_starts, part)
+        base = tf.gather(base, picked)
         new_starts, new_ends = _offsets.before_rewrite(
             tf.gather(starts, picked) - base,
             tf.gather(ends, picked) - base,
             tf.gather(rank, part),
-            texts,
-            tf.gather(new_parts, at),
+            old_parts,
+            new_parts,
             tf.RaggedTensor.from_row_splits(sources, splits, validate=False),
         )
         picked = picked[:, None]
