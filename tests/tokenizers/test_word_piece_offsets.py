@@ -169,6 +169,41 @@ def test_ids_equal_tokenize():
     assert ids.to_list() == tokenizer.tokenize(lines).to_list()
 
 
+@pytest.mark.parametrize("name", ["uncased", "characters"])
+def test_matched_pieces_tile_their_words(name):
+    """`match_with_spans`: the ids and counts of `match`; each word's
+    pieces lie end to end from its start to its end, each spanning its
+    token's text (without `##`), and the unknown token spans its word."""
+    engine = ours(name)._engine
+    words = [
+        "unaffable", "the", "playing", "x" * 101, "☃☃", "naïve",
+        "ǅungla", "a", "zzzqqq", "ab" * 20,
+    ]  # fmt: skip
+    ids, counts = engine._matcher.match(tf.constant(words))
+    got_ids, got_counts, word, starts, ends = (
+        x.numpy().tolist()
+        for x in engine._matcher.match_with_spans(tf.constant(words))
+    )
+    assert got_ids == ids.numpy().tolist()
+    assert got_counts == counts.numpy().tolist()
+    at = 0
+    for w, (text, count) in enumerate(zip(words, got_counts)):
+        assert word[at : at + count] == [w] * count
+        size = len(text.encode())
+        pieces = list(zip(starts[at : at + count], ends[at : at + count]))
+        assert pieces[0][0] == 0 and pieces[-1][1] == size
+        for (_, end), (start, _) in zip(pieces, pieces[1:]):
+            assert end == start
+        for token_id, (start, end) in zip(got_ids[at : at + count], pieces):
+            if token_id == engine._unknown_id:
+                assert (count, start, end) == (1, 0, size)
+            else:
+                piece = engine.vocabulary[token_id].removeprefix("##")
+                assert text.encode()[start:end] == piece.encode()
+        at += count
+    assert at == len(got_ids)
+
+
 def test_scalar_and_special_tokens_around():
     """`add_special_tokens=True`: [CLS] and [SEP] get `(0, 0)` and word
     -1, as HF's template gives them."""
