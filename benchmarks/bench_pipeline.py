@@ -307,10 +307,15 @@ def count_rows(pipelines, specials):
 
 
 def time_rounds(pipelines, repeat, repeats):
-    """`(epoch, steady, latency)`: per pipeline, the seconds of each
+    """`(epoch, steady, latency, cpu)`: per pipeline, the seconds of each
     round's epoch on a fresh iterator, of a steady epoch (`repeat` epochs
-    on one iterator, from its first batch on) and of its first batch; the
-    pipelines interleaved in every round."""
+    on one iterator, from its first batch on), of its first batch, and the
+    CPU seconds (the process's, all threads) of a steady epoch: the
+    `repeat` epochs' less the one fresh epoch's, per epoch left (None for
+    `repeat=1`). The pipelines are interleaved in every round. CPU time
+    moves less than wall time when the machine's two cores are shared,
+    but it is not throughput: a pipeline that runs more in parallel can
+    spend more CPU and still finish first."""
     once, many = {}, {}
     for name, dataset in pipelines.items():
         once[name] = consumer(dataset)
@@ -318,9 +323,12 @@ def time_rounds(pipelines, repeat, repeats):
     epoch = {name: [] for name in pipelines}
     steady = {name: [] for name in pipelines}
     latency = {name: [] for name in pipelines}
+    cpu = {name: [] for name in pipelines}
     for _ in range(repeats):
         for name in pipelines:
+            start = time.process_time()
             seconds, first = once[name]()
+            middle = time.process_time()
             epoch[name].append(seconds)
             latency[name].append(first)
             # Several epochs on one iterator, from the first batch on:
@@ -328,7 +336,10 @@ def time_rounds(pipelines, repeat, repeats):
             # throughput.
             seconds, first = many[name]()
             steady[name].append((seconds - first) / repeat)
-    return epoch, steady, latency
+            if repeat > 1:
+                spent = time.process_time() - middle - (middle - start)
+                cpu[name].append(spent / (repeat - 1))
+    return epoch, steady, latency, (cpu if repeat > 1 else None)
 
 
 def round_ratio(times, counts, name, base):
@@ -449,13 +460,14 @@ def same_batches(ours, theirs, count=3):
 
 
 def print_task_table(pipelines, counts, times, bases, floor):
-    epoch, steady, latency = times
+    epoch, steady, latency, cpu = times
     print(
         "| pipeline | steady tokens/s | × without it, steady "
-        "| × floor, steady | × without it, per epoch | first batch ms "
+        "| × floor, steady | × without it, CPU | × floor, CPU "
+        "| × without it, per epoch | first batch ms "
         "| padding efficiency | shapes |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for name in pipelines:
         base = bases.get(name)
@@ -467,6 +479,12 @@ def print_task_table(pipelines, counts, times, bases, floor):
                 round_ratio(steady, counts, name, base) if base else None
             ),
             steady_floor_ratio=round_ratio(steady, counts, name, floor),
+            cpu_base_ratio=(
+                round_ratio(cpu, counts, name, base) if cpu and base else None
+            ),
+            cpu_floor_ratio=(
+                round_ratio(cpu, counts, name, floor) if cpu else None
+            ),
             epoch_base_ratio=(
                 round_ratio(epoch, counts, name, base) if base else None
             ),
@@ -483,6 +501,8 @@ def print_task_table(pipelines, counts, times, bases, floor):
             f"| {name} | {row['steady_tokens_per_s']:,.0f} "
             f"| {show(row['steady_base_ratio'], '.2f')} "
             f"| {row['steady_floor_ratio']:.2f} "
+            f"| {show(row['cpu_base_ratio'], '.2f')} "
+            f"| {show(row['cpu_floor_ratio'], '.2f')} "
             f"| {show(row['epoch_base_ratio'], '.2f')} "
             f"| {row['first_batch_ms']:.0f} "
             f"| {show(row['padding_efficiency'], '.3f')} "
@@ -582,10 +602,16 @@ def task_section(tokenizer, repeats, section):
     for row in print_task_table(pipelines, counts, times, bases, floor):
         results.append(dict(corpus="tinyshakespeare conversations", **row))
     for batching in ("longest", "bucket", "pack"):
-        ratio = round_ratio(times[1], counts, f"chat {batching}", offsets_floor)
-        print(f"chat {batching} × {offsets_floor}, steady: {ratio:.2f}")
+        name = f"chat {batching}"
+        ratio = round_ratio(times[1], counts, name, offsets_floor)
+        by_cpu = round_ratio(times[3], counts, name, offsets_floor)
+        print(f"{name} × {offsets_floor}: steady {ratio:.2f}, CPU {by_cpu:.2f}")
         results.append(
-            dict(comparison=f"chat {batching} × offsets floor", ratio=ratio)
+            dict(
+                comparison=f"{name} × offsets floor",
+                ratio=ratio,
+                cpu_ratio=by_cpu,
+            )
         )
     for timing, label in ((times[1], "steady"), (times[0], "per epoch")):
         ratio = round_ratio(timing, counts, "chat longest", reference)
@@ -659,7 +685,7 @@ def main():
         # Enough epochs for ~100k lines (~50 chunks) per steady run.
         repeat = -(-STEADY_LINES // len(lines))
         counts = count_rows(pipelines, specials=2)
-        epoch, steady, latency = time_rounds(pipelines, repeat, args.repeats)
+        epoch, steady, latency, _ = time_rounds(pipelines, repeat, args.repeats)
         lines_count = counts["tokenizer alone"]["lines"]
         print(f"\n## {corpus} (max_length={max_length}, {lines_count} lines)")
         optimum, boundaries = bucket_optimum(lines, tokenizer, max_length)
