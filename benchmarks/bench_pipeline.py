@@ -40,7 +40,8 @@ floor, the tokenizer's output cut into the same batches of 32 with no
 further work (the target: >= 0.9).
 
 Task rows (`--section tasks`): the cost of a task's own work, in steady
-state, against the same pipeline without it, and against the floor:
+state, against the same pipeline without it, and against the floor, by
+wall time and by CPU time (see `time_rounds`):
 
 * `task="mlm"` (seed 0) against `task="encode"` on the same corpus,
   tokenizer and batching (the same rows and padding; `encode` has no

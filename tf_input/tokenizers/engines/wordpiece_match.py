@@ -68,7 +68,7 @@ class WordPieceMatcher(tf.Module):
         missed = ids < 0
         return tf.cond(
             tf.reduce_any(missed),
-            lambda: self._match_pieces(words, ids, missed)[:2],
+            lambda: self._match_pieces(words, ids, missed),
             lambda: (ids, tf.ones_like(ids, tf.int64)),
         )
 
