@@ -25,20 +25,20 @@ import random
 
 import tensorflow as tf
 
-from tf_input._feature_names import WEIGHT_DTYPE
-
 # SplitMix64 (Steele, Lea and Flood, 2014; the finalizer of Java's
 # SplittableRandom and of xoshiro's seeding).
 _GOLDEN = 0x9E3779B97F4A7C15
 _MIX_1 = 0xBF58476D1CE4E5B9
 _MIX_2 = 0x94D049BB133111EB
-# Sort keys of a packed row: group (example) << 48 | score << 16 | column.
-_SCORE_BITS = 32
-_COLUMN_BITS = 16
-_GROUP_SHIFT = _SCORE_BITS + _COLUMN_BITS
-# Rows of up to 2**15 - 1 positions: the group (< 2**15) and column fit.
+# The selection score is a draw's top 16 bits; its top `_BIN_BITS` pick
+# one of the bins an example's candidates are counted in.
+_SCORE_BITS = 16
+_BIN_BITS = 6
+_LOW_BITS = _SCORE_BITS - _BIN_BITS
+# Ties of score are taken in order of position; the keys hold 16 bits of
+# it, so rows have fewer than 2**15 positions.
+_POSITION_BITS = 16
 MAX_WIDTH = 2**15 - 1
-_UNSELECTABLE = 2**_SCORE_BITS - 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,9 +152,8 @@ def _is_special(ids, special_ids):
             found |= tf.equal(ids, special)
         return found
     specials = tf.constant(special_ids, ids.dtype)
-    found = tf.searchsorted(specials, tf.reshape(ids, [-1]), side="left")
-    found = tf.minimum(found, len(special_ids) - 1)
-    found = tf.reshape(tf.gather(specials, found), tf.shape(ids))
+    found = tf.searchsorted(specials, ids, side="left")
+    found = tf.gather(specials, tf.minimum(found, len(special_ids) - 1))
     return tf.equal(found, ids)
 
 
@@ -165,17 +164,15 @@ def random_ids(bits, special_ids, vocabulary_size):
     shift). The r-th non-special id is `r` plus the number of specials
     `s_j` with `s_j - j <= r`."""
     count = vocabulary_size - len(special_ids)
-    rank = (bits * count) // 2**24
+    rank = tf.bitwise.right_shift(bits * count, 24)
     shifted = [s - j for j, s in enumerate(special_ids)]
     if len(shifted) <= _FEW:
         skip = tf.zeros_like(rank)
         for value in shifted:
             skip += tf.cast(rank >= value, tf.int64)
         return rank + skip
-    skip = tf.searchsorted(
-        tf.constant(shifted, tf.int64), tf.reshape(rank, [-1]), side="right"
-    )
-    return rank + tf.reshape(tf.cast(skip, tf.int64), tf.shape(rank))
+    skip = tf.searchsorted(tf.constant(shifted, tf.int64), rank, side="right")
+    return rank + tf.cast(skip, tf.int64)
 
 
 def _wanted(masking, candidates):
@@ -184,131 +181,144 @@ def _wanted(masking, candidates):
         tf.cast(candidates, tf.float32)
         * tf.constant(masking.mask_selection_rate, tf.float32)
     )
-    wanted = tf.cast(wanted, tf.int64)
+    wanted = tf.cast(wanted, tf.int32)
     if masking.max_selections is not None:
         wanted = tf.minimum(wanted, masking.max_selections)
     return wanted
 
 
-def _choose_in_rows(masking, chooses, score):
-    """Rows of one example each: the `wanted` candidates of lowest score
-    per row, found by a `top_k` of the largest count wanted (a few
-    columns), not a sort of the row. The int32 keys are the 16-bit score
-    then the column (unique; two candidates of equal score, 1 pair in
-    65536, are taken in column order)."""
-    width = tf.shape(score)[1]
-    column = tf.range(width)[None, :]
-    keys = tf.where(
-        chooses,
-        # 16 + 15 bits: below 2**31 (a row has fewer than 2**15 columns).
-        tf.cast(score, tf.int32) * 2**15 + column,
-        tf.int32.max,
+def _choose(masking, chooses, score, example, examples, position):
+    """bool `[N]`: per example, its `wanted` candidates (`chooses`) of
+    lowest `(score, position)`, without sorting them all.
+
+    Each example counts its candidates in 64 bins of the score's top bits:
+    the bins before the one where the running count reaches `wanted` are
+    taken whole; the few candidates of that edge bin are sorted (by
+    example, the score's other bits and position) and the first `need`
+    of each example taken.
+    """
+    bins = 2**_BIN_BITS
+    top = tf.bitwise.right_shift(score, _LOW_BITS)
+    counts = tf.math.unsorted_segment_sum(
+        tf.cast(chooses, tf.int32), example * bins + top, examples * bins
     )
-    wanted = _wanted(masking, tf.reduce_sum(tf.cast(chooses, tf.int64), 1))
-    most = tf.maximum(tf.reduce_max(tf.concat([wanted, [0]], 0)), 1)
-    lowest = -tf.math.top_k(-keys, k=tf.cast(most, tf.int32)).values
-    last = tf.gather(lowest, tf.maximum(wanted - 1, 0), batch_dims=1)
-    return chooses & (keys <= last[:, None]) & (wanted[:, None] > 0)
-
-
-def _choose_in_groups(masking, chooses, score, group, real, position):
-    """Packed rows, several examples each: per example the `wanted`
-    candidates of lowest score, by one sort of each row by (example,
-    score, position in the example) and searches in it: the same choice
-    as `_choose_in_rows` makes for the example alone."""
-    column = tf.math.floormod(position, 2**_COLUMN_BITS)
-    score = tf.where(chooses, score, _UNSELECTABLE)
-    # Each group's candidates come first in random order, then its other
-    # positions.
-    top = tf.where(real, group, 2 ** (63 - _GROUP_SHIFT) - 1)
-    top = top * 2**_GROUP_SHIFT
-    keys = top + score * 2**_COLUMN_BITS + column
-    ordered = tf.sort(keys, axis=1)
-    rank = tf.searchsorted(ordered, keys, side="left", out_type=tf.int64)
-    begin = tf.searchsorted(ordered, top, side="left", out_type=tf.int64)
-    end = tf.searchsorted(
+    running = tf.cumsum(tf.reshape(counts, [examples, bins]), axis=1)
+    wanted = _wanted(masking, running[:, -1])
+    short = running < wanted[:, None]
+    edge = tf.reduce_sum(tf.cast(short, tf.int32), 1)
+    # Taken before the edge bin (0 where it is the first).
+    need = wanted - tf.reduce_max(
+        tf.pad(tf.where(short, running, 0), [[0, 0], [1, 0]]), 1
+    )
+    token_edge = tf.gather(edge, example)
+    chosen = chooses & (top < token_edge)
+    at_edge = tf.where(chooses & tf.equal(top, token_edge))[:, 0]
+    edge_example = tf.cast(tf.gather(example, at_edge), tf.int64)
+    low = tf.bitwise.bitwise_and(score, 2**_LOW_BITS - 1)
+    keys = (
+        edge_example * 2 ** (_LOW_BITS + _POSITION_BITS)
+        + tf.cast(tf.gather(low, at_edge), tf.int64) * 2**_POSITION_BITS
+        + tf.math.floormod(
+            tf.cast(tf.gather(position, at_edge), tf.int64), 2**_POSITION_BITS
+        )
+    )
+    ordered = tf.sort(keys)
+    rank = tf.searchsorted(ordered, keys, out_type=tf.int32)
+    first = tf.searchsorted(
         ordered,
-        top + _UNSELECTABLE * 2**_COLUMN_BITS,
-        side="left",
-        out_type=tf.int64,
+        edge_example * 2 ** (_LOW_BITS + _POSITION_BITS),
+        out_type=tf.int32,
     )
-    wanted = _wanted(masking, end - begin)
-    return chooses & (rank - begin < wanted)
+    taken = rank - first < tf.gather(need, edge_example)
+    size = tf.shape(chooses, out_type=tf.int64)
+    return chosen | tf.scatter_nd(at_edge[:, None], taken, size)
 
 
 def mask_tokens(
-    masking, ids, group, number, position, epoch, words=None, packed=False
+    masking, ids, example, number, position, epoch, words=None, real=None
 ):
-    """`(masked_ids, labels, weights)` of dense rows `[B, W]`.
+    """`(masked_ids, chosen)` of one flat list of tokens `[N]`.
 
-    `group`: int `[B, W]`, the example of each position within its row,
-    1, 2, ... (0: padding); `number`, `position`: the example's number in
-    the source and the token's position in the example, the key of its
-    draws with `epoch` (int64, per row `[B, 1]` or per token); `words`:
-    the word id of each token (whole-word masking; tokens of one word are
-    consecutive), else None; `packed`: rows may hold several examples.
-    Labels are the original ids on the chosen positions and 0 elsewhere;
-    weights 1 exactly on the chosen positions.
+    `example`: int32 `[N]`, the example of each token, 0, 1, ... in
+    order (an example's tokens are consecutive); `number`: int64 `[S]`,
+    each example's number in the source; `position`: int `[N]`, each
+    token's position in its example; with `epoch` (int64 scalar), the key
+    of its draws. `words`: int `[N]`, each token's word id (whole-word
+    masking; a word's tokens are consecutive), else None. `real`: bool
+    `[N]`, False on padding, or None (no padding among the tokens).
+    `chosen` is True exactly on the chosen tokens.
     """
-    group = tf.cast(group, tf.int64)
+    example = tf.cast(example, tf.int32)
     position = tf.cast(position, tf.int64)
-    own_position = position
-    width = tf.shape(ids, out_type=tf.int64)[1]
-    column = tf.range(width)[None, :]
-    real = group > 0
-    selectable = real & ~_is_special(ids, masking.special_ids)
-    if words is not None:
-        # Each token takes the position of its word's first token, so the
-        # tokens of a word share their draws; a word is selectable only
-        # when all its tokens are.
-        words = tf.cast(words, tf.int64)
-        previous = tf.pad(words[:, :-1], [[0, 0], [1, 0]], constant_values=-2)
-        previous_group = tf.pad(group[:, :-1], [[0, 0], [1, 0]])
-        start = ~(tf.equal(words, previous) & tf.equal(group, previous_group))
-        word_index = tf.cumsum(tf.cast(start, tf.int64), axis=1) - 1
-        rows = tf.shape(ids, out_type=tf.int64)[0]
-        segment = tf.range(rows)[:, None] * width + word_index
-        count = rows * width
-        first = tf.math.unsorted_segment_min(
-            tf.broadcast_to(column, tf.shape(segment)), segment, count
+    examples = tf.shape(number)[0]
+    selectable = ~_is_special(ids, masking.special_ids)
+    if real is not None:
+        selectable &= real
+    z = _mix(_mix(_u64(masking.seed) + _u64(_GOLDEN)) + _u64(epoch))
+    # Each example's part of the hash, then each token's.
+    z = tf.gather(_mix(z + _u64(number) * _u64(_GOLDEN)), example)
+    key = _mix(z + _u64(position))
+    if words is None:
+        chosen = _choose(
+            masking,
+            selectable,
+            _score(key),
+            example,
+            examples,
+            position,
         )
-        whole = tf.math.unsorted_segment_min(
-            tf.cast(selectable, tf.int32), segment, count
-        )
-        first = tf.gather(first, segment)
-        position = tf.gather(position, first, batch_dims=1)
-        chooses = start & tf.equal(tf.gather(whole, segment), 1)
+        action = key
     else:
-        chooses = selectable
-    key = token_hash(masking.seed, epoch, number, position)
-    # Three fields of one 64-bit draw: the selection score (16 bits), the
-    # action (24) and the random token (24).
-    score = tf.cast(tf.bitwise.right_shift(key, _u64(48)), tf.int64)
+        # The unit is the word, a candidate when all its tokens are. Its
+        # draws are those of its first token; each of its tokens still
+        # draws its own random token.
+        words = tf.cast(words, tf.int32)
+        starts = tf.concat(
+            [
+                [True],
+                tf.not_equal(words[1:], words[:-1])
+                | tf.not_equal(example[1:], example[:-1]),
+            ],
+            0,
+        )
+        word = tf.cumsum(tf.cast(starts, tf.int32)) - 1
+        first = tf.where(starts)[:, 0]
+        whole = tf.equal(
+            tf.math.segment_max(tf.cast(~selectable, tf.int32), word), 0
+        )
+        word_key = tf.gather(key, first)
+        word_chosen = _choose(
+            masking,
+            whole,
+            _score(word_key),
+            tf.gather(example, first),
+            examples,
+            tf.gather(position, first),
+        )
+        chosen = tf.gather(word_chosen, word) & selectable
+        action = tf.gather(word_key, word)
+    # A draw's three fields: the selection score (its top 16 bits), the
+    # action (the next 24) and the random token (the low 24).
     action = tf.bitwise.bitwise_and(
-        tf.bitwise.right_shift(key, _u64(24)), _u64(2**24 - 1)
+        tf.bitwise.right_shift(action, _u64(24)), _u64(2**24 - 1)
     )
     action = tf.cast(tf.cast(action, tf.int64), tf.float32) / 2.0**24
-    if packed:
-        chosen = _choose_in_groups(
-            masking, chooses, score, group, real, position
-        )
-    else:
-        chosen = _choose_in_rows(masking, chooses, score)
-    if words is not None:
-        chosen = tf.gather(chosen, first, batch_dims=1) & selectable
-        # Each token of a word its own random token.
-        key = token_hash(masking.seed, epoch, number, own_position)
     bits = tf.cast(tf.bitwise.bitwise_and(key, _u64(2**24 - 1)), tf.int64)
     mask_rate = masking.mask_token_rate
     random_rate = mask_rate + masking.random_token_rate
     replacement = random_ids(bits, masking.special_ids, masking.vocabulary_size)
-    replacement = tf.cast(replacement, ids.dtype)
     new = tf.where(
         action < mask_rate, tf.constant(masking.mask_id, ids.dtype), ids
     )
     new = tf.where(
-        (action >= mask_rate) & (action < random_rate), replacement, new
+        (action >= mask_rate) & (action < random_rate),
+        tf.cast(replacement, ids.dtype),
+        new,
     )
-    masked = tf.where(chosen, new, ids)
-    labels = tf.where(chosen, ids, tf.zeros_like(ids))
-    return masked, labels, tf.cast(chosen, WEIGHT_DTYPE)
+    return tf.where(chosen, new, ids), chosen
+
+
+def _score(key):
+    """A draw's selection score: its top `_SCORE_BITS`, as int32."""
+    score = tf.bitwise.right_shift(key, _u64(64 - _SCORE_BITS))
+    return tf.cast(score, tf.int32)

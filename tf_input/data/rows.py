@@ -122,6 +122,10 @@ class Rows:
         self.label_table = _label_table(self.label_names)
         self.label_all_tokens = label_all_tokens
         self.inside_table = _inside_table(self.label_names)
+        # Rows are padded as they are cut from the texts in the padded
+        # modes; `task="mlm"` keeps them ragged until masked, so that the
+        # masks are drawn for the tokens only.
+        self.pad_when_cut = batching in PADDED and masking is None
         self._set_specials(add_special_tokens, separator)
         if task == "seq2seq":
             self._set_target()
@@ -327,7 +331,7 @@ class Rows:
         for key in ("start_positions", "end_positions"):
             if key in windows:
                 rows[key] = windows[key]
-        if self.batching in PADDED:
+        if self.pad_when_cut:
             rows["lengths"] = ids.row_lengths()
             for key in ("ids", "types", "offset_starts", "offset_ends"):
                 rows[key] = rows[key].to_tensor(
@@ -539,7 +543,7 @@ class Rows:
                     self.truncation,
                     special=0,
                 )[0]
-            if self.batching in PADDED:
+            if self.pad_when_cut:
                 shape = [None, self.max_length]
                 rows["lengths"] = ids.row_lengths()
                 ids = ids.to_tensor(0, shape=shape)
@@ -549,7 +553,7 @@ class Rows:
                         0, shape=shape
                     )
             rows["ids"], rows["types"] = ids, types
-        elif self.batching in PADDED:
+        elif self.pad_when_cut:
             rows["ids"], rows["lengths"], truncated = pad_rows(
                 parts["ids"],
                 index,
@@ -567,7 +571,7 @@ class Rows:
             if key not in parts or key in rows:
                 continue
             start, end = [0] * len(self.start), [0] * len(self.end)
-            if self.batching in PADDED:
+            if self.pad_when_cut:
                 rows[key], _, _ = pad_rows(
                     parts[key],
                     index,
@@ -582,7 +586,7 @@ class Rows:
                 )
         if "target" in parts:
             target = (parts["target"], index, self.target_capacity)
-            if self.batching in PADDED:
+            if self.pad_when_cut:
                 width = self.max_length
                 rows["decoder_ids"], rows["decoder_lengths"], cut = pad_rows(
                     *target, self.target_start, None, width
@@ -600,20 +604,34 @@ class Rows:
             if self.label_table is not None:
                 labels = self._label_ids(labels)
             rows["labels"] = tf.gather(labels, index)
-        if not self.skip_empty and "lengths" in rows:
-            rows["ids"], rows["lengths"] = self._fill_empty(
-                rows["ids"], rows["lengths"]
-            )
+        if not self.skip_empty:
+            self._fill_empty(rows)
         rows["truncated"] = truncated
         return rows
 
-    def _fill_empty(self, ids, lengths):
-        """Padded rows with no token get the one token `fill_id`, as
-        `export_text_model` serves an empty text."""
-        empty = tf.equal(lengths, 0)
+    def _fill_empty(self, rows):
+        """Rows with no token get the one token `fill_id` (and 0 in the
+        other per-token entries), as `export_text_model` serves an empty
+        text."""
+        ids = rows["ids"]
+        if isinstance(ids, tf.RaggedTensor):  # `task="mlm"`: masked later
+            empty = tf.cast(tf.equal(ids.row_lengths(), 0), tf.int64)
+            count = tf.reduce_sum(empty)
+            for key, value in rows.items():
+                if not isinstance(value, tf.RaggedTensor):
+                    continue
+                fill = self.fill_id if key == "ids" else 0
+                value = tf.RaggedTensor.from_row_lengths(
+                    tf.fill([count], tf.constant(fill, value.dtype)), empty
+                )
+                rows[key] = tf.concat([rows[key], value], axis=1)
+            return
+        empty = tf.equal(rows["lengths"], 0)
         first = tf.equal(tf.range(tf.shape(ids)[1]), 0)[None, :]
-        ids = tf.where(empty[:, None] & first, tf.constant(self.fill_id), ids)
-        return ids, tf.maximum(lengths, 1)
+        rows["ids"] = tf.where(
+            empty[:, None] & first, tf.constant(self.fill_id), ids
+        )
+        rows["lengths"] = tf.maximum(rows["lengths"], 1)
 
     def pack(self, rows):
         """Packs a chunk's rows into rows of `max_length` (`"pack"` mode)."""
@@ -659,9 +677,60 @@ class Rows:
         number of truncated rows)`; labels and weights are None for
         `encode` without labels.
         """
+        if self.masking is not None and epoch is not None:
+            rows = self._masked_rows(rows, epoch)
         dense = self._dense(rows, length, fill)
         truncated = tf.reduce_sum(tf.cast(rows["truncated"], tf.int32))
         return (*self.features(dense, epoch), truncated)
+
+    def _masked_rows(self, rows, epoch):
+        """`task="mlm"`: `rows` with their ids masked
+        (`masking.mask_tokens`), and alongside them `mask_labels`, the
+        original ids of the chosen tokens (0 elsewhere), and
+        `mask_weights`, 1 on the chosen tokens: ragged or dense as the
+        ids. Rows of one example each come ragged (nothing is drawn for
+        their padding); packed rows come dense, and each example's run of
+        tokens in a row is one example of the masks."""
+        ids = rows["ids"]
+        words = rows.get("token_words")
+        if isinstance(ids, tf.RaggedTensor):
+            flat = ids.flat_values
+            example = ids.value_rowids()
+            number = rows["number"]
+            position = tf.range(tf.size(flat, out_type=tf.int64))
+            position -= tf.gather(ids.row_starts(), example)
+            real = None
+            if words is not None:
+                words = words.flat_values
+            shaped = ids.with_flat_values
+        else:
+            flat = tf.reshape(ids, [-1])
+            group = tf.reshape(rows["example_ids"], [-1])
+            width = tf.shape(ids, out_type=tf.int64)[1]
+            index = tf.range(tf.size(flat, out_type=tf.int64))
+            starts = tf.equal(tf.math.floormod(index, width), 0)
+            starts |= tf.pad(tf.not_equal(group[1:], group[:-1]), [[1, 0]])
+            example = tf.cumsum(tf.cast(starts, tf.int32)) - 1
+            number = tf.gather(
+                tf.reshape(rows["numbers"], [-1]), tf.where(starts)[:, 0]
+            )
+            position = tf.reshape(rows["offsets"], [-1])
+            real = group > 0
+            if words is not None:
+                words = tf.reshape(words, [-1])
+
+            def shaped(value):
+                return tf.reshape(value, tf.shape(ids))
+
+        masked, chosen = masking_module.mask_tokens(
+            self.masking, flat, example, number, position, epoch, words, real
+        )
+        rows = dict(rows)
+        rows["ids"] = shaped(masked)
+        labels = tf.where(chosen, flat, tf.zeros_like(flat))
+        rows["mask_labels"] = shaped(labels)
+        rows["mask_weights"] = shaped(tf.cast(chosen, WEIGHT_DTYPE))
+        return rows
 
     def _dense(self, rows, length, fill):
         """Every row entry as a dense `[batch, size]` tensor, plus
@@ -689,7 +758,10 @@ class Rows:
         def dense(value, size):
             if isinstance(value, tf.RaggedTensor):
                 shape = tf.stack([batch, tf.cast(size, tf.int64)])
-                return value.to_tensor(0, shape=shape)
+                value = value.to_tensor(0, shape=shape)
+                if isinstance(size, int):  # a width known when traced
+                    value.set_shape([None, size])
+                return value
             if fill is None:  # dense already, no fill rows: no copy
                 return value
             return tf.pad(value, [[0, extra], [0, 0]])
@@ -775,51 +847,12 @@ class Rows:
         return features, labels, weights
 
     def _masked_features(self, features, dense, epoch):
-        """`task="mlm"`: the token ids masked (`masking.mask_tokens`),
-        labels the original ids on the chosen positions, weights 1 there;
-        without an epoch key (served rows) the rows are left as they are."""
+        """`task="mlm"`: the ids masked (by `_masked_rows`), labels and
+        weights; without an epoch key (served rows) the rows are left as
+        they are."""
         if epoch is None:
             return features, None, None
-        ids = features["token_ids"]
-        words = dense.get("token_words")
-        if "example_ids" in dense:
-            masked, labels, weights = masking_module.mask_tokens(
-                self.masking,
-                ids,
-                dense["example_ids"],
-                dense["numbers"],
-                dense["offsets"],
-                epoch,
-                words,
-                packed=True,
-            )
-            features["token_ids"] = masked
-            return features, labels, weights
-        # Rows of one example each, padded (to `max_length` in the padded
-        # modes): masked up to the longest row only, the same masks (no
-        # padding column is ever chosen, and a position's draws depend on
-        # its column alone), then padded back.
-        width = tf.shape(ids, out_type=tf.int64)[1]
-        lengths = tf.cast(dense["lengths"], tf.int64)
-        used = tf.minimum(tf.reduce_max(tf.concat([lengths, [1]], 0)), width)
-        rows = tf.shape(ids, out_type=tf.int64)[0]
-        position = tf.broadcast_to(tf.range(used)[None, :], [rows, used])
-        masked, labels, weights = masking_module.mask_tokens(
-            self.masking,
-            ids[:, :used],
-            features["padding_mask"][:, :used],
-            dense["number"][:, None],
-            position,
-            epoch,
-            None if words is None else words[:, :used],
-        )
-        pad = [[0, 0], [0, width - used]]
-        masked = tf.concat([masked, ids[:, used:]], 1)
-        labels, weights = tf.pad(labels, pad), tf.pad(weights, pad)
-        for value in (masked, labels, weights):
-            value.set_shape(ids.shape)  # the static width of the rows
-        features["token_ids"] = masked
-        return features, labels, weights
+        return features, dense["mask_labels"], dense["mask_weights"]
 
     def _question_features(self, features, dense):
         """Question answering: the features, plus `example_index` and
