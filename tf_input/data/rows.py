@@ -695,7 +695,7 @@ class Rows:
         words = rows.get("token_words")
         if isinstance(ids, tf.RaggedTensor):
             flat = ids.flat_values
-            example = ids.value_rowids()
+            example = row_ids(ids.row_splits)
             number = rows["number"]
             position = tf.range(tf.size(flat, out_type=tf.int64))
             position -= tf.gather(ids.row_starts(), example)
