@@ -312,6 +312,37 @@ def test_fit_loss_counts_only_the_chosen_positions(tokenizer, lines, source):
         assert (weights[(segments == 0) & (labels > 0)] > 0).any()
 
 
+@pytest.mark.parametrize("batching", ["longest", "max_length"])
+def test_skip_empty_false_keeps_every_input(tokenizer, lines, batching):
+    """With `skip_empty=False` each input keeps its row, in order (rows
+    are masked before they are padded): an empty text is the one token
+    `[SEP]`, never chosen, as served; every other row holds its text's
+    tokens, masked by the rule."""
+    texts = ["", *lines[:9], ""]
+    ds = make_dataset(
+        texts,
+        tokenizer,
+        task="mlm",
+        batching=batching,
+        batch_size=4,
+        max_length=32,
+        seed=2,
+        skip_empty=False,
+        add_special_tokens=False,
+    )
+    rows = rows_of(ds)
+    assert len(rows["masked"]) == len(texts)
+    sep = tokenizer.special_tokens["sep"]
+    for row, text in enumerate(texts):
+        expected = tokenizer.tokenize(text).numpy()[:32] if text else [sep]
+        real = rows["real"][row]
+        assert real.sum() == len(expected)
+        np.testing.assert_array_equal(rows["original"][row][real], expected)
+        assert rows["weights"][row][~real].sum() == 0
+        wanted = rule([len(expected)], 0.15)[0] if text else 0
+        assert rows["weights"][row].sum() == wanted
+
+
 def test_sentence_pairs(tokenizer, lines):
     """(text_a, text_b) pairs: the rows of `task="encode"` (`[CLS] a [SEP]
     b [SEP]`, segment ids, "longest_first" truncation), masked over both

@@ -714,10 +714,12 @@ def _chunks(s, lines, plan):
     rows). These steps stay `pending` so that, with nothing in between,
     they run in the same map as the padding (see `batching.batches`).
     """
-    pending = [plan.tokenize] + ([plan.pack] if s.batching == "pack" else [])
+    tokenize = plan.tokenize
     chunks = batch_lines(lines, s.chunk_size)
     if plan.masking is not None:
-        chunks = _numbered(chunks, s.chunk_size, s.shard)
+        chunks = chunks.enumerate()
+        tokenize = _numbered(tokenize, s.chunk_size, s.shard)
+    pending = [tokenize] + ([plan.pack] if s.batching == "pack" else [])
     if (
         s.cache is not False
         or s.shuffle
@@ -747,19 +749,20 @@ def _chunks(s, lines, plan):
     return chunks, pending
 
 
-def _numbered(chunks, chunk_size, shard):
-    """Chunks of texts -> `(texts, numbers)` (of pairs: `(texts, seconds,
-    numbers)`): each example's number in the source (the key of its
-    masks, `task="mlm"`), by arithmetic on the chunk's number (every chunk
-    but the last is full), not by a step per line; with `shard`, the
-    number before sharding."""
+def _numbered(tokenize, chunk_size, shard):
+    """`tokenize` of the enumerated chunks: each chunk of texts (of pairs:
+    `(texts, seconds)`) is tokenized with each example's number in the
+    source (the key of its masks, `task="mlm"`), found by arithmetic on
+    the chunk's number (every chunk but the last is full), not by a step
+    per line; with `shard`, the number before sharding. In the chunk's
+    own map, not a map of its own."""
     num_shards, index = shard or (1, 0)
 
-    def number(chunk, texts):
+    def numbered(chunk, texts):
         # A chunk of texts, or of `(text_a, text_b)` pairs: its columns.
         columns = texts if isinstance(texts, tuple) else (texts,)
         first = chunk * chunk_size
         local = first + tf.range(tf.size(columns[0], out_type=tf.int64))
-        return (*columns, local * num_shards + index)
+        return tokenize(*columns, local * num_shards + index)
 
-    return chunks.enumerate().map(plain(number))
+    return numbered

@@ -910,9 +910,7 @@ class Rows:
         rows["ids"], rows["lengths"], rows["truncated"] = padded(
             ids, self.start, self.end
         )
-        rows["ids"], rows["lengths"] = self._fill_empty(
-            rows["ids"], rows["lengths"]
-        )
+        self._fill_empty(rows)
         if self.batching == "longest":
             size = tf.reduce_max(tf.concat([rows["lengths"], [1]], 0))
             rows["ids"] = rows["ids"][:, :size]
