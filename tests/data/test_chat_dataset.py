@@ -889,3 +889,24 @@ def test_sft_stream_with_a_keras_hub_backbone(tiny):
 
     check_loss_by_hand_then_train(model, ds, features_of)
     assert tf.reduce_sum(next(iter(ds))[2]) > 0
+
+
+def test_shuffled_packed_rows_are_each_epochs_rows(tiny):
+    """`"pack"` with `shuffle`: the rows are packed in each chunk before
+    the shuffle (as `make_dataset` packs), which moves packed rows, so
+    every epoch holds the same examples and as many batches as counted,
+    in a new order."""
+    conversations = sft_conversations(150) + chats()
+    common = dict(task="chat", batch_size=4, max_length=48, batching="pack")
+    want, _ = all_rows(make_dataset(conversations, tiny, **common))
+    shuffled = make_dataset(conversations, tiny, shuffle=64, seed=3, **common)
+    epochs = []
+    for _ in range(2):
+        batches = list(shuffled)
+        assert len(batches) == pipeline_info(shuffled).num_batches
+        got = []
+        for batch in batches:
+            got += real_rows(*batch)
+        assert sorted(got) == sorted(want)
+        epochs.append(got)
+    assert epochs[0] != epochs[1] != want

@@ -37,6 +37,7 @@ import numpy as np
 import tensorflow as tf
 
 from tf_input import _feature_names as names
+from tf_input._ragged import row_ids
 from tf_input._validation import check_bool
 from tf_input._validation import check_one_of
 from tf_input._validation import check_optional_int
@@ -56,6 +57,7 @@ from tf_input.data.selection import select_features
 from tf_input.data.steps import count
 from tf_input.data.steps import dataset_options
 from tf_input.data.steps import plain
+from tf_input.data.steps import shuffle_chunks
 from tf_input.tokenizers import chat
 from tf_input.tokenizers._offsets import _ROW
 
@@ -63,8 +65,6 @@ CHAT_BATCHINGS = ("longest", "max_length", "bucket", "pack", "stream")
 CHAT_TRUNCATIONS = ("end", "drop")
 # Conversations rendered when the dataset is made, to check them early.
 _CHECKED = 32
-# Rows handed from Python to `tf.data` at a time.
-_HANDED = 64
 # Most characters (conversations as JSON, and their rendered rows) a
 # dataset keeps from one epoch to the next (`RenderCache`).
 RENDER_CACHE_CHARACTERS = 2**26
@@ -192,7 +192,7 @@ def chat_dataset(
         rows = []
         for row in all_rows():
             rows.append(row)
-            if len(rows) >= _HANDED:
+            if len(rows) >= chunk_size:
                 yield _columns(rows)
                 rows = []
         if rows:
@@ -201,31 +201,30 @@ def chat_dataset(
     vector = tf.TensorSpec([None], tf.int64)
     signature = (tf.TensorSpec([None], tf.string), vector, vector, vector)
     if data_service is None:
-        # Rows cross from Python a few dozen at a time (a generator's
-        # element costs ~0.2 ms), then one by one.
-        texts = (
-            tf.data.Dataset.from_generator(generate, output_signature=signature)
-            .map(plain(_spans))
-            .unbatch()
-        )
+        # Rows cross from Python a chunk at a time (a generator's element
+        # costs ~0.2 ms; one by one, `unbatch` then `ragged_batch` cost
+        # ~0.1 ms a row).
+        chunked = tf.data.Dataset.from_generator(
+            generate, output_signature=signature
+        ).map(plain(_spans))
     else:
         # A service worker runs the dataset's graph, not this process's
         # Python: every row is rendered here, now, and the rows go with
         # the graph (a list of conversations: its size is the caller's),
-        # one slice each ("distributed_epoch" splits them).
+        # in chunks ("distributed_epoch" splits them).
         columns = _columns(list(all_rows()))
-        texts = tf.data.Dataset.from_tensor_slices(
+        chunked = tf.data.Dataset.from_tensor_slices(
             _spans(
                 *(
                     tf.constant(column, spec.dtype)
                     for column, spec in zip(columns, signature)
                 )
             )
-        )
+        ).ragged_batch(chunk_size)
 
-    def tokenize(texts):
-        return texts.ragged_batch(chunk_size).map(
-            lambda text, starts, ends: _tokenize(
+    def tokenize(chunks):
+        def rows_of(text, starts, ends):
+            rows = _tokenize(
                 tokenizer,
                 text,
                 starts,
@@ -233,9 +232,20 @@ def chat_dataset(
                 max_length,
                 chat_truncation,
                 batching,
-            ),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
+            )
+            if batching == "pack":
+                # Packed in the chunk's map, before any shuffle, which
+                # then moves packed rows: an epoch's rows stay the same.
+                packed = packing.pack_rows(rows["ids"], max_length)
+                rows = {
+                    "ids": packed["ids"],
+                    "example_ids": packed["example_ids"],
+                    "positions": packed["positions"],
+                    "counts": rows["counts"],
+                }
+            return rows
+
+        return chunks.map(plain(rows_of), num_parallel_calls=tf.data.AUTOTUNE)
 
     boundaries, batch_sizes = None, [batch_size]
     if batching == "bucket":
@@ -243,17 +253,22 @@ def chat_dataset(
         if boundaries is None:
             # The rows of the first `sample_size` rendered rows, in source
             # order (before any shuffle).
-            sample = tokenize(texts.take(sample_size))
+            rows = chunked.unbatch().take(sample_size)
             boundaries = bucketing.choose_boundaries(
-                _sample_lengths(sample), num_buckets, max_length
+                _sample_lengths(tokenize(rows.ragged_batch(chunk_size))),
+                num_buckets,
+                max_length,
             )
         batch_sizes = [batch_size] * len(boundaries)
         if tokens_per_batch is not None:
             batch_sizes = [max(1, tokens_per_batch // b) for b in boundaries]
-    if shuffle:
-        texts = texts.shuffle(shuffle, seed=seed)
-    chunks = tokenize(texts)
+    chunks = tokenize(chunked)
     counts = chunks.map(lambda rows: rows["counts"])
+    if shuffle:
+        # As `make_dataset` shuffles: the order of the tokenized chunks,
+        # and the rows within each.
+        buffer = max(1, shuffle // chunk_size)
+        chunks = shuffle_chunks(chunks, buffer, seed, whole=("counts",))
     if data_service is not None:
         # The workers tokenize; the batches are cut here, where the end
         # of the epoch is seen whole (as in `pipeline._chunks`).
@@ -514,11 +529,12 @@ def _tokenize(tokenizer, text, starts, ends, max_length, truncation, batching):
     ids, token_starts, token_ends, _ = tokenizer._offset_rows(
         text, False, "byte"
     )
-    row = ids.value_rowids()
-    span_row = tf.concat([starts.value_rowids(), [-1]], 0)
+    row = row_ids(ids.row_splits)
+    span_rows = row_ids(starts.row_splits)
+    span_row = tf.concat([span_rows, [-1]], 0)
     span_start = tf.concat([starts.flat_values, [0]], 0)
     span_key = tf.concat(
-        [starts.value_rowids() * _ROW + ends.flat_values, [tf.int64.max]], 0
+        [span_rows * _ROW + ends.flat_values, [tf.int64.max]], 0
     )
     # The first span that ends after the token starts, in the token's row:
     # the token is in it if the span starts before the token ends.
@@ -585,16 +601,15 @@ def _rows(chunks, batching, batch_size, max_length, drop_remainder):
 
     def finish(rows):
         coded = rows["ids"]
-        if batching == "pack":
-            packed = packing.pack_rows(coded, max_length)
-            ids, flags = _decode(packed["ids"])
-            example_ids = packed["example_ids"]
+        if batching == "pack":  # packed already (`tokenize`)
+            ids, flags = _decode(coded)
+            example_ids = rows["example_ids"]
             labels, weights = targets.lm_targets(ids, example_ids=example_ids)
             features = {
                 names.TOKEN_IDS: ids,
                 names.PADDING_MASK: tf.cast(example_ids > 0, names.MASK_DTYPE),
                 names.EXAMPLE_IDS: example_ids,
-                names.POSITIONS: packed["positions"],
+                names.POSITIONS: rows["positions"],
             }
             weights *= tf.cast(_shift_left(flags), weights.dtype)
             return features, labels, weights

@@ -148,17 +148,25 @@ def apply(chunks, steps, deterministic):
     )
 
 
-def shuffle_chunks(rows, buffer, seed):
-    """Shuffles the order of chunks, then the rows within each chunk."""
+def shuffle_chunks(rows, buffer, seed, whole=()):
+    """Shuffles the order of chunks, then the rows within each chunk.
+    `whole`: the entries of a chunk that are not per row (left as they
+    are)."""
     rows = rows.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
     seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
 
     def permute(rows, random):
-        count = tf.shape(rows["truncated"])[0]
+        ids = rows["ids"]
+        if isinstance(ids, tf.RaggedTensor):
+            count = tf.cast(ids.nrows(), tf.int32)
+        else:
+            count = tf.shape(ids)[0]
         order = tf.random.experimental.stateless_shuffle(
             tf.range(count), seed=tf.stack([random, tf.constant(0, tf.int64)])
         )
-        return {k: tf.gather(v, order) for k, v in rows.items()}
+        return {
+            k: v if k in whole else tf.gather(v, order) for k, v in rows.items()
+        }
 
     return tf.data.Dataset.zip(rows, seeds).map(
         plain(permute), num_parallel_calls=AUTOTUNE
