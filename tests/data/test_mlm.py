@@ -343,6 +343,38 @@ def test_skip_empty_false_keeps_every_input(tokenizer, lines, batching):
         assert rows["weights"][row].sum() == wanted
 
 
+def test_same_masks_through_the_tf_data_service(tokenizer, lines):
+    """The workers tokenize and number the examples; the trainer masks:
+    with one worker, the batches of both epochs equal the local ones."""
+    dispatcher = tf.data.experimental.service.DispatchServer()
+    address = dispatcher.target.split("://")[1]
+    worker = tf.data.experimental.service.WorkerServer(
+        tf.data.experimental.service.WorkerConfig(dispatcher_address=address)
+    )
+    for batching in ("max_length", "pack"):
+        kwargs = dict(
+            task="mlm",
+            batch_size=8,
+            max_length=64,
+            batching=batching,
+            seed=4,
+            chunk_size=40,
+        )
+        local = make_dataset(lines[:120], tokenizer, **kwargs)
+        remote = make_dataset(
+            lines[:120], tokenizer, data_service=dispatcher.target, **kwargs
+        )
+        for _ in range(2):
+            pairs = list(zip(local, remote, strict=True))
+            assert pairs
+            for want, got in pairs:
+                for name in want[0]:
+                    np.testing.assert_array_equal(want[0][name], got[0][name])
+                np.testing.assert_array_equal(want[1], got[1])
+                np.testing.assert_array_equal(want[2], got[2])
+    del worker, dispatcher
+
+
 def test_sentence_pairs(tokenizer, lines):
     """(text_a, text_b) pairs: the rows of `task="encode"` (`[CLS] a [SEP]
     b [SEP]`, segment ids, "longest_first" truncation), masked over both
