@@ -1,7 +1,8 @@
 """Cutting token ids into rows: the graph ops under `Rows`.
 
 * `select_rows` / `pad_rows`: one text per row, cut and wrapped in special
-  tokens, ragged or padded (single gathers, the fast path).
+  tokens, ragged or padded (each row copied as three pieces by one
+  ragged gather).
 * `pair_rows`: two texts per row (`[CLS] a [SEP] b [SEP]`) with their
   token types, cut by a truncation strategy as Hugging Face does.
 * `special_ids`, `check_specials`: the start and end tokens of a
@@ -14,7 +15,6 @@ import numbers
 
 import tensorflow as tf
 
-from tf_input._ragged import row_ids
 from tf_input._validation import check_type
 from tf_input.tokenizers.base import Tokenizer
 
@@ -82,52 +82,59 @@ def select_rows(ids, index=None, capacity=None, start=None, end=None):
     Returns `(rows, truncated)`: the ragged rows, each cut to its first
     `capacity` ids (None: no cut) with the ids of `start` before and of
     `end` after (an int, a list of ints, or None for none), and a bool
-    `[len(index)]` telling which rows were cut. Every output id is found
-    by arithmetic on the row splits and one gather, in a single pass,
-    faster than a ragged gather, ragged slice and scatter (the pipeline's
-    figures are in benchmarks/README.md).
+    `[len(index)]` telling which rows were cut.
+
+    Each output row is three pieces of one flat array, the start ids, the
+    row's kept ids and the end ids, copied whole by one ragged gather
+    (`RaggedGather` copies a piece at a time), with no index arithmetic
+    per id: 5-6x faster than finding every output id's source, on 1,024
+    WikiText paragraphs (benchmarks/README.md).
     """
     start, end = _as_ids(start), _as_ids(end)
-    before, after = len(start), len(end)
     splits = ids.row_splits
     if index is None:
         index = tf.range(ids.nrows())
-    begin = tf.gather(splits, index)
-    length = tf.gather(splits, index + 1) - begin
+    index = tf.cast(index, splits.dtype)
+    length = tf.gather(splits, index + 1) - tf.gather(splits, index)
+    row_length = splits[1:] - splits[:-1]
     if capacity is None:
-        kept, truncated = length, tf.zeros_like(length, tf.bool)
+        cut = row_length
+        truncated = tf.zeros_like(length, tf.bool)
     else:
-        kept, truncated = tf.minimum(length, capacity), length > capacity
-    new_splits = tf.concat(
-        [tf.zeros([1], tf.int64), tf.cumsum(kept + before + after)], 0
+        cut = tf.minimum(row_length, capacity)
+        truncated = length > capacity
+    # The pieces: the start ids, the end ids, then each row's kept part
+    # and the part cut off (never gathered).
+    head = len(start) + len(end)
+    bounds = tf.stack([splits[:-1], splits[:-1] + cut], 1)
+    piece_splits = tf.concat(
+        [
+            tf.constant([0, len(start)], splits.dtype),
+            tf.reshape(bounds, [-1]) + head,
+            splits[-1:] + head,
+        ],
+        0,
     )
-    row = row_ids(new_splits)
-    # Where each output slot is in its row's kept ids: negative in `start`,
-    # `kept` and beyond in `end`.
-    offset = tf.range(new_splits[-1]) - tf.gather(new_splits, row) - before
-    row_kept = tf.gather(kept, row)
-    inside = tf.logical_and(offset >= 0, offset < row_kept)
-    source = tf.where(inside, tf.gather(begin, row) + offset, 0)
-    values = tf.gather(ids.flat_values, source)
-    # One special token (the usual case) is a scalar: no gather or clip,
-    # ~10 graph nodes fewer, which tf.data sets up for every new iterator.
-    if len(start) == 1:
-        values = tf.where(offset < 0, start[0], values)
-    elif start:
-        first = tf.gather(
-            tf.constant(start, tf.int32),
-            tf.clip_by_value(offset + before, 0, before - 1),
-        )
-        values = tf.where(offset < 0, first, values)
-    if len(end) == 1:
-        values = tf.where(offset >= row_kept, end[0], values)
-    elif end:
-        last = tf.gather(
-            tf.constant(end, tf.int32),
-            tf.clip_by_value(offset - row_kept, 0, after - 1),
-        )
-        values = tf.where(offset >= row_kept, last, values)
-    rows = tf.RaggedTensor.from_row_splits(values, new_splits, validate=False)
+    values = ids.flat_values
+    if head:
+        specials = tf.constant(start + end, values.dtype)
+        values = tf.concat([specials, values], 0)
+    pieces = tf.RaggedTensor.from_row_splits(
+        values, piece_splits, validate=False
+    )
+    count = tf.size(index, out_type=splits.dtype)
+    order = tf.stack(
+        [
+            tf.zeros([count], splits.dtype),
+            2 * index + 2,
+            tf.ones([count], splits.dtype),
+        ],
+        1,
+    )
+    out = tf.gather(pieces, tf.reshape(order, [-1]))
+    rows = tf.RaggedTensor.from_row_splits(
+        out.flat_values, out.row_splits[::3], validate=False
+    )
     return rows, truncated
 
 
@@ -138,40 +145,11 @@ def pad_rows(ids, index, capacity, start, end, width):
     row its first `capacity` ids with the ids of `start` before and of
     `end` after (an int, a list of ints, or None), then 0; the row lengths
     with the specials; and which rows were cut. `width` must be at least
-    `capacity` plus the specials. Built by a ragged gather, `to_tensor`
-    (which also truncates) and column arithmetic, with no per-token index,
-    which `select_rows` + `to_tensor` would need: that is what keeps the
-    `"max_length"` pipeline near the tokenizer's own rate
-    (benchmarks/README.md).
+    `capacity` plus the specials.
     """
-    start, end = _as_ids(start), _as_ids(end)
-    before, after = len(start), len(end)
-    rows = tf.gather(ids, index)
-    length = rows.row_lengths()
-    kept = tf.minimum(length, capacity)
-    # `after` columns more than `capacity`: in cut rows, the end tokens
-    # overwrite them.
-    dense = rows.to_tensor(0, shape=[None, capacity + after])
-    if start:
-        first = tf.tile(
-            tf.constant(start, tf.int32)[None], [tf.shape(dense)[0], 1]
-        )
-        dense = tf.concat([first, dense], 1)
-    if end:
-        column = tf.range(capacity + before + after, dtype=tf.int64)
-        step = column[None, :] - (kept + before)[:, None]
-        if after == 1:  # a scalar: no gather or clip (~10 nodes fewer)
-            dense = tf.where(tf.equal(step, 0), end[0], dense)
-        else:
-            last = tf.gather(
-                tf.constant(end, tf.int32),
-                tf.clip_by_value(step, 0, after - 1),
-            )
-            dense = tf.where((step >= 0) & (step < after), last, dense)
-    extra = width - capacity - before - after
-    if extra:
-        dense = tf.pad(dense, [[0, 0], [0, extra]])
-    return dense, kept + before + after, length > capacity
+    rows, truncated = select_rows(ids, index, capacity, start, end)
+    dense = rows.to_tensor(0, shape=[None, width])
+    return dense, rows.row_lengths(), truncated
 
 
 def split_template(template):
