@@ -211,7 +211,7 @@ def chat_dataset(
         # A service worker runs the dataset's graph, not this process's
         # Python: every row is rendered here, now, and the rows go with
         # the graph (a list of conversations: its size is the caller's),
-        # in chunks ("distributed_epoch" splits them).
+        # one slice each ("distributed_epoch" splits them), then chunks.
         columns = _columns(list(all_rows()))
         chunked = tf.data.Dataset.from_tensor_slices(
             _spans(
